@@ -1,0 +1,172 @@
+"""The typed model of a checked spec directory: frozen dataclasses, each knowing where it was written.
+
+The loader and checker build these; the machine compiler reads them. Nothing here knows HTTP or
+JSON-RPC. Templates are kept as their source text; they are compiled once, by the machine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "Act",
+    "Ask",
+    "Confirm",
+    "Example",
+    "FormField",
+    "Pos",
+    "Project",
+    "Read",
+    "Server",
+    "Step",
+    "Tool",
+]
+
+
+@dataclass(frozen=True, order=True)
+class Pos:
+    """A place in a spec file: 1-based line and column, as editors count them."""
+
+    file: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+NOWHERE = Pos("<memory>", 0, 0)
+
+
+@dataclass(frozen=True)
+class Server:
+    """The one ``kind: server`` document (or the defaults when a directory has none)."""
+
+    name: str = "host"
+    version: str = "0.0.0"
+    instructions: str | None = None
+    elicitation_enabled: bool = False
+    pos: Pos = NOWHERE
+
+
+@dataclass(frozen=True)
+class FormField:
+    """One field of an elicitation form.
+
+    Attributes:
+        name: The property name; after the step it is a name in scope.
+        schema: The field's MCP primitive schema as written, without the host-only keys
+            (``optional``). An ``enum`` may still be a template string, rendered per call.
+        required: False when the field has ``optional: true`` or a ``default``.
+    """
+
+    name: str
+    schema: dict[str, Any]
+    required: bool = True
+    pos: Pos = NOWHERE
+
+
+@dataclass(frozen=True)
+class Read:
+    """``read: NAME`` with ``call: module:function``; runs every round and must not write."""
+
+    name: str
+    call: str
+    missing: str | None = None
+    pos: Pos = NOWHERE
+
+
+@dataclass(frozen=True)
+class Ask:
+    """``ask: NAME``: one elicitation form. ``declined``/``cancelled`` are RESULT templates."""
+
+    name: str
+    message: str
+    fields: tuple[FormField, ...]
+    when: str | None = None
+    declined: Any = None
+    cancelled: Any = None
+    pos: Pos = NOWHERE
+
+
+@dataclass(frozen=True)
+class Confirm:
+    """``confirm: NAME``: a yes/no question, a form of one boolean field ``confirm``."""
+
+    name: str
+    message: str
+    label: str | None = None
+    when: str | None = None
+    declined: Any = None
+    cancelled: Any = None
+    unticked: Any = None
+    pos: Pos = NOWHERE
+
+
+@dataclass(frozen=True)
+class Act:
+    """``act: module:function``: the one step that may change the world, run at most once."""
+
+    call: str
+    pos: Pos = NOWHERE
+
+
+Step = Read | Ask | Confirm | Act
+
+
+@dataclass(frozen=True)
+class Example:
+    """One entry of a tool's ``examples:``, run by ``host test`` and the pytest plugin.
+
+    Attributes:
+        answers: Scripted answers by question name, each ``{action, content}``.
+        expect: What to expect: ``result`` (the result or a subset of it), ``error`` (a JSON-RPC
+            code), ``is_error`` (a tool error) or ``asks`` (the question names expected).
+    """
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    answers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    expect: dict[str, Any] = field(default_factory=dict)
+    pos: Pos = NOWHERE
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One ``kind: tool`` document.
+
+    Attributes:
+        input: The arguments' JSON Schema (2020-12), ``type: object`` always present.
+        annotations: MCP tool annotations, passed through to ``tools/list``.
+    """
+
+    name: str
+    description: str
+    input: dict[str, Any]
+    steps: tuple[Step, ...]
+    title: str | None = None
+    annotations: dict[str, Any] = field(default_factory=dict)
+    output: dict[str, Any] | None = None
+    examples: tuple[Example, ...] = ()
+    pos: Pos = NOWHERE
+
+    @property
+    def act(self) -> Act | None:
+        """The tool's act step, if it has one."""
+        return next((s for s in self.steps if isinstance(s, Act)), None)
+
+
+@dataclass(frozen=True)
+class Project:
+    """A whole checked spec directory: the server, its tools in a stable order, and where handlers live."""
+
+    server: Server
+    tools: tuple[Tool, ...]
+    handlers_dir: Path
+    specs_dir: Path | None = None
+
+    def tool(self, name: str) -> Tool | None:
+        """The tool called ``name``, or None."""
+        return next((t for t in self.tools if t.name == name), None)
