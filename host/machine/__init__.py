@@ -1,4 +1,4 @@
-"""The machine layer: a compiled tool. ``run(arguments, answers, ctx)`` → ``NeedInput`` | ``Outcome``.
+"""The machine layer: a compiled tool, ``run(arguments, answers, ctx)`` → NeedInput | Outcome.
 
 Pure except for the act, which it enters only when every question is answered and accepted.
 """

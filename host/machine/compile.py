@@ -1,11 +1,108 @@
-"""Compile a checked project into machines, once, at start-up.  (CONTRACT STUB.)"""
+"""Compile a checked project into machines, once, at start-up.
+
+Every template, form, validator and handler is resolved here, so a call only renders and runs.
+"""
 
 from __future__ import annotations
 
-from host.machine.run import Machine
-from host.spec.model import Project
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from host.machine.bind import load_handler
+from host.machine.forms import Form, confirm_form
+from host.machine.run import Ending, Machine, QuestionStep, ReadStep
+from host.spec.model import Act, Ask, Confirm, Project, Read, Tool
+from host.spec.templates import (
+    Renderer,
+    compile_expression,
+    compile_result,
+    compile_text,
+    names,
+    result_names,
+)
+
+__all__ = ["DEFAULT_ENDINGS", "compile_project", "compile_tool"]
+
+#: What a call returns when a step declares no result of its own: say what the user did, so the
+#: model stops instead of retrying.
+DEFAULT_ENDINGS: Mapping[Ending, str] = {
+    "declined": "The user declined ({step}). Nothing was done.",
+    "cancelled": "The user dismissed the question ({step}) without answering. Nothing was done.",
+    "unticked": "The user did not tick the box to confirm ({step}). Nothing was done.",
+}
 
 
 def compile_project(project: Project) -> dict[str, Machine]:
-    """Every tool of ``project`` as a machine, by name, in the project's (sorted) order."""
-    raise NotImplementedError
+    """Every tool of ``project`` as a machine, by name, in the project's order."""
+    return {tool.name: compile_tool(tool, project.handlers_dir) for tool in project.tools}
+
+
+def compile_tool(tool: Tool, handlers_dir: Path) -> Machine:
+    """One tool as a machine.
+
+    Raises:
+        host.machine.bind.HandlerImportError: a handler could not be imported.
+    """
+    steps: list[ReadStep | QuestionStep] = []
+    act = None
+    for step in tool.steps:
+        if isinstance(step, Read):
+            handler = load_handler(handlers_dir, step.call)
+            deps = frozenset(handler.required + handler.optional) - {"ctx"}
+            missing = compile_text(step.missing) if step.missing is not None else None
+            steps.append(ReadStep(step.name, handler, missing, deps))
+        elif isinstance(step, Ask | Confirm):
+            steps.append(_question(step))
+        elif isinstance(step, Act):
+            act = load_handler(handlers_dir, step.call)
+    if act is None:  # the checker rejects this; a hand-built Project might not have been checked
+        raise ValueError(f"tool {tool.name} has no act step")
+    input_schema = {"type": "object", **tool.input}
+    return Machine(
+        name=tool.name,
+        title=tool.title,
+        description=tool.description,
+        input_schema=input_schema,
+        output_schema=tool.output,
+        annotations=tool.annotations,
+        steps=tuple(steps),
+        act=act,
+    )
+
+
+def _question(step: Ask | Confirm) -> QuestionStep:
+    if isinstance(step, Confirm):
+        fields = confirm_form(step.label)
+        written: dict[Ending, Any] = {
+            "declined": step.declined,
+            "cancelled": step.cancelled,
+            "unticked": step.unticked,
+        }
+    else:
+        fields = step.fields
+        written = {"declined": step.declined, "cancelled": step.cancelled}
+    form = Form.build(fields)
+    endings: dict[Ending, Renderer] = {}
+    deps = names(step.message) | result_names(form.schema)
+    for ending, value in written.items():
+        if value is None:
+            value = DEFAULT_ENDINGS[ending].format(step=step.name)
+        else:
+            deps |= result_names(value)
+        endings[ending] = compile_result(value)
+    when = None
+    if step.when is not None:
+        when = compile_expression(step.when)
+        deps |= names(step.when, expression=True)
+    outputs = frozenset({step.name, *(f.name for f in fields)})
+    return QuestionStep(
+        name=step.name,
+        confirm=isinstance(step, Confirm),
+        message=compile_text(step.message),
+        when=when,
+        form=form,
+        endings=endings,
+        deps=frozenset(deps) - outputs,
+        outputs=outputs,
+    )

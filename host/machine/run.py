@@ -1,46 +1,225 @@
-"""A compiled tool and its run loop.  (CONTRACT STUB: being implemented.)"""
+"""A compiled tool and its run loop: reads, then questions, then (all accepted) the act.
+
+The loop is the whole guarantee of the product. Each round starts from the top: reads run again,
+questions answered in earlier rounds take their recorded answers, and the first questions still
+unanswered are returned together. The act is reached only when no question is pending, and then
+only through ``ctx.once``, so retries of the final round never act twice.
+"""
 
 from __future__ import annotations
 
+import logging
+import uuid
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from host.machine.types import Answer, CallContext, NeedInput, Outcome
+from jsonschema import Draft202012Validator
+
+from host.errors import ToolError
+from host.machine.bind import Handler
+from host.machine.forms import Form
+from host.machine.types import Answer, AnswerMismatch, CallContext, NeedInput, Outcome, Question
+from host.spec.templates import Renderer
+
+__all__ = ["Machine", "QuestionStep", "ReadStep"]
+
+log = logging.getLogger("host.machine")
+
+Ending = Literal["declined", "cancelled", "unticked"]
 
 
-class Machine:
-    """One compiled tool.
+@dataclass(frozen=True)
+class ReadStep:
+    """A compiled ``read``: its handler, its ``missing`` text, and the names it reads."""
 
-    Attributes (all read-only, ready for tools/list):
-        name, title, description: str / str | None / str
-        input_schema: dict, the arguments' JSON Schema (type: object)
-        output_schema: dict | None
-        annotations: dict
-        asks: bool, True when some step can ask the user a question
+    name: str
+    handler: Handler
+    missing: Renderer | None
+    deps: frozenset[str]
+
+
+@dataclass(frozen=True)
+class QuestionStep:
+    """A compiled ``ask`` or ``confirm``.
+
+    Attributes:
+        deps: Names its message, ``when`` and options read: it waits while any is pending.
+        outputs: Names it binds (its fields and its own name).
+        endings: The results for ``declined``, ``cancelled`` and (confirm) ``unticked``.
     """
 
     name: str
-    title: str | None
-    description: str
-    input_schema: dict[str, Any]
-    output_schema: dict[str, Any] | None
-    annotations: dict[str, Any]
-    asks: bool
+    confirm: bool
+    message: Renderer
+    when: Renderer | None
+    form: Form
+    endings: Mapping[Ending, Renderer]
+    deps: frozenset[str]
+    outputs: frozenset[str]
+
+
+class Machine:
+    """One compiled tool, ready for tools/list and tools/call.
+
+    Attributes:
+        asks: True when some step can ask the user a question.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        description: str,
+        input_schema: dict[str, Any],
+        steps: tuple[ReadStep | QuestionStep, ...],
+        act: Handler,
+        title: str | None = None,
+        output_schema: dict[str, Any] | None = None,
+        annotations: dict[str, Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.title = title
+        self.description = description
+        self.input_schema = input_schema
+        self.output_schema = output_schema
+        self.annotations = dict(annotations or {})
+        self.steps = steps
+        self.act = act
+        self.asks = any(isinstance(s, QuestionStep) for s in steps)
+        self._validator = Draft202012Validator(input_schema)
+        self._fields = tuple(input_schema.get("properties", {}))
+        self._defaults = {
+            k: v["default"]
+            for k, v in input_schema.get("properties", {}).items()
+            if isinstance(v, Mapping) and "default" in v
+        }
+        self._described = self._describe()
+
+    def _describe(self) -> dict[str, Any]:
+        tool: dict[str, Any] = {"name": self.name}
+        if self.title:
+            tool["title"] = self.title
+        tool["description"] = self.description
+        tool["inputSchema"] = self.input_schema
+        if self.output_schema is not None:
+            tool["outputSchema"] = self.output_schema
+        if self.annotations:
+            tool["annotations"] = self.annotations
+        return tool
 
     def describe(self) -> dict[str, Any]:
-        """The MCP ``Tool`` object for tools/list."""
-        raise NotImplementedError
+        """The MCP ``Tool`` object for tools/list (built once)."""
+        return self._described
 
     def check_arguments(self, arguments: Mapping[str, Any]) -> Outcome | None:
-        """An ``isError`` outcome telling the model what to fix, or None when the arguments are valid."""
-        raise NotImplementedError
+        """An ``isError`` outcome saying what to fix, or None when the arguments are valid."""
+        errors = sorted(self._validator.iter_errors(dict(arguments)), key=lambda e: e.path)
+        if not errors:
+            return None
+        lines = []
+        for error in errors:
+            where = "/".join(str(p) for p in error.absolute_path)
+            lines.append(f"- {where}: {error.message}" if where else f"- {error.message}")
+        return Outcome.error(
+            f"Invalid arguments for tool {self.name}:\n"
+            + "\n".join(lines)
+            + "\nFix the arguments and call the tool again."
+        )
 
     def run(
         self, arguments: Mapping[str, Any], answers: Mapping[str, Answer], ctx: CallContext
     ) -> NeedInput | Outcome:
-        """Run one round: reads, then questions in order, then (all accepted) the act via ``ctx.once``.
+        """Run one round.
 
-        ``answers`` holds every answer known so far (earlier rounds' and this round's), by key.
-        Raises ``AnswerMismatch`` when an accepted answer does not fit its form.
+        Args:
+            arguments: The call's arguments, already checked with :meth:`check_arguments`.
+            answers: Every answer known so far (earlier rounds' and this round's), by key.
+            ctx: The call context; ``ctx.once`` guards the act.
+
+        Raises:
+            AnswerMismatch: an accepted answer does not fit its form.
         """
-        raise NotImplementedError
+        scope: dict[str, Any] = dict(self._defaults)
+        scope.update((k, v) for k, v in arguments.items() if k in self._fields)
+        try:
+            return self._run(scope, answers, ctx)
+        except AnswerMismatch:
+            raise
+        except ToolError as exc:
+            return Outcome.error(exc.message)
+        except Exception:
+            return self._incident(ctx)
+
+    def _run(
+        self, scope: dict[str, Any], answers: Mapping[str, Answer], ctx: CallContext
+    ) -> NeedInput | Outcome:
+        blocked: set[str] = set()
+        pending: list[Question] = []
+        for step in self.steps:
+            if not step.deps.isdisjoint(blocked):
+                blocked |= {step.name} if isinstance(step, ReadStep) else step.outputs
+                continue
+            if isinstance(step, ReadStep):
+                value = step.handler(scope, ctx)
+                if value is None and step.missing is not None:
+                    return Outcome.error(str(step.missing(scope)))
+                scope[step.name] = value
+                continue
+            if step.when is not None and not step.when(scope):
+                continue
+            schema = step.form.render(scope)
+            answer = answers.get(step.name)
+            if answer is None:
+                pending.append(Question(step.name, str(step.message(scope)), schema))
+                blocked |= step.outputs
+                continue
+            ending = self._apply(step, schema, answer, scope)
+            if ending is not None:
+                return Outcome.from_value(step.endings[ending](scope))
+        if pending:
+            return NeedInput(tuple(pending))
+        return ctx.once(lambda: self._act(scope, ctx))
+
+    @staticmethod
+    def _apply(
+        step: QuestionStep, schema: dict[str, Any], answer: Answer, scope: dict[str, Any]
+    ) -> Ending | None:
+        """Bind an answer into scope; return how the call ends, or None to go on."""
+        action = answer.get("action") if isinstance(answer, Mapping) else None
+        if action == "decline":
+            scope[step.name] = {"action": "decline", "content": {}}
+            return "declined"
+        if action == "cancel":
+            scope[step.name] = {"action": "cancel", "content": {}}
+            return "cancelled"
+        if action != "accept":
+            raise AnswerMismatch(
+                step.name,
+                [{"field": "action", "message": "action must be accept, decline or cancel"}],
+            )
+        content = step.form.check(step.name, schema, answer.get("content"))
+        scope.update(content)
+        scope[step.name] = {"action": "accept", "content": content}
+        if step.confirm and content.get("confirm") is not True:
+            return "unticked"
+        return None
+
+    def _act(self, scope: Mapping[str, Any], ctx: CallContext) -> Outcome:
+        try:
+            return Outcome.from_value(self.act(scope, ctx), acted=True)
+        except ToolError as exc:
+            return Outcome(Outcome.error(exc.message).content, is_error=True, acted=True)
+        except Exception:
+            return self._incident(ctx)
+
+    def _incident(self, ctx: CallContext) -> Outcome:
+        incident = uuid.uuid4().hex[:12]
+        log.exception(
+            "handler failed", extra={"tool": self.name, "incident": incident, "round": ctx.round}
+        )
+        return Outcome.error(
+            f"The tool {self.name} failed with an internal error (incident {incident}). "
+            "The details are in the server log.",
+            incident=incident,
+        )

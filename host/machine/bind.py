@@ -1,0 +1,112 @@
+"""Import handler functions from a handlers directory and call them with arguments bound by name.
+
+Handlers are the user's plain Python: ``helpdesk:close_ticket`` is ``handlers/helpdesk.py``,
+function ``close_ticket``. Each parameter is filled from the names in scope at that step; ``ctx``
+receives the call context; a parameter with a default may be left out. The checker proves all
+of this statically, before anything is imported; this module does it for real at start-up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import sys
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from host.errors import HostError
+
+__all__ = ["Handler", "HandlerImportError", "load_handler"]
+
+
+class HandlerImportError(HostError):
+    """A handler could not be imported or found, or has a parameter nothing can fill."""
+
+
+@dataclass(frozen=True)
+class Handler:
+    """A handler function with its parameters resolved once, at start-up.
+
+    Attributes:
+        call: The ``module:function`` reference, for logs and errors.
+        required: Parameters that must come from scope (or ``ctx``).
+        optional: Parameters with defaults, passed only when the name is in scope.
+    """
+
+    call: str
+    function: Callable[..., Any]
+    required: tuple[str, ...]
+    optional: tuple[str, ...]
+
+    def __call__(self, scope: Mapping[str, Any], ctx: Any) -> Any:
+        kwargs: dict[str, Any] = {}
+        for name in self.required:
+            kwargs[name] = ctx if name == "ctx" else scope[name]
+        for name in self.optional:
+            if name == "ctx":
+                kwargs[name] = ctx
+            elif name in scope:
+                kwargs[name] = scope[name]
+        return self.function(**kwargs)
+
+
+def _package_for(handlers_dir: Path) -> str:
+    """A private package whose ``__path__`` is the handlers directory.
+
+    NOTE: a package per directory (named by a digest of its path) keeps two spec directories in one
+    process (tests, several apps) from sharing a module called ``helpdesk``.
+    """
+    root = handlers_dir.resolve()
+    name = "_host_handlers_" + hashlib.sha1(str(root).encode()).hexdigest()[:10]
+    if name not in sys.modules:
+        package = types.ModuleType(name)
+        package.__path__ = [str(root)]
+        sys.modules[name] = package
+        # Lets handlers import their sibling modules by plain name, as scripts would.
+        if str(root) not in sys.path:
+            sys.path.append(str(root))
+    return name
+
+
+def load_handler(handlers_dir: Path, call: str) -> Handler:
+    """Import ``module:function`` from ``handlers_dir`` and resolve its parameters.
+
+    Raises:
+        HandlerImportError: the module or function is missing, or importing it failed.
+    """
+    module_name, _, function_name = call.partition(":")
+    if not module_name or not function_name:
+        raise HandlerImportError(f"handler {call!r} is not of the form module:function")
+    package = _package_for(handlers_dir)
+    try:
+        module = importlib.import_module(f"{package}.{module_name}")
+    except ModuleNotFoundError as exc:
+        raise HandlerImportError(
+            f"handler {call!r}: no module {module_name!r} under {handlers_dir}"
+        ) from exc
+    except Exception as exc:  # the user's module raised while importing
+        raise HandlerImportError(
+            f"handler {call!r}: importing {module_name!r} failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    function = getattr(module, function_name, None)
+    if not callable(function):
+        raise HandlerImportError(
+            f"handler {call!r}: {module_name!r} has no function {function_name!r}"
+        )
+    required: list[str] = []
+    optional: list[str] = []
+    for parameter in inspect.signature(function).parameters.values():
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        if parameter.kind is parameter.POSITIONAL_ONLY:
+            raise HandlerImportError(
+                f"handler {call!r}: parameter {parameter.name!r} is positional-only; "
+                "the host passes arguments by name"
+            )
+        target = optional if parameter.default is not parameter.empty else required
+        target.append(parameter.name)
+    return Handler(call, function, tuple(required), tuple(optional))

@@ -1,0 +1,158 @@
+"""Forms: a step's fields → an MCP ``requestedSchema``, answer checks, and schemas per revision.
+
+A form is compiled once. Only a form whose options come from a template (``enum: "{{ ... }}"``) is
+rendered per call; its answer validator is then built from the rendered schema.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from host.machine.types import AnswerMismatch
+from host.spec.model import FormField
+from host.spec.templates import Renderer, compile_result, is_template
+
+__all__ = ["Form", "confirm_form", "downgrade", "upgrade_answer"]
+
+#: Keys the host adds to a field that MCP does not know; never sent to clients.
+_HOST_ONLY = ("optional",)
+
+
+def _field_schema(field: FormField) -> dict[str, Any]:
+    return {k: v for k, v in field.schema.items() if k not in _HOST_ONLY}
+
+
+def _dynamic(schema: Mapping[str, Any]) -> bool:
+    return any(isinstance(v, str) and is_template(v) for k, v in schema.items() if k == "enum") or (
+        isinstance(schema.get("items"), Mapping) and _dynamic(schema["items"])
+    )
+
+
+@dataclass(frozen=True)
+class Form:
+    """One compiled form.
+
+    Attributes:
+        schema: The ``requestedSchema`` when it has no templates, else the unrendered shape.
+        renderer: Renders a dynamic schema from the scope; None when the form is static.
+    """
+
+    schema: dict[str, Any]
+    defaults: dict[str, Any]
+    renderer: Renderer | None
+    validator: Draft202012Validator | None
+
+    @classmethod
+    def build(cls, fields: tuple[FormField, ...]) -> Form:
+        """Compile a step's fields."""
+        properties = {f.name: _field_schema(f) for f in fields}
+        schema: dict[str, Any] = {"type": "object", "properties": properties}
+        required = [f.name for f in fields if f.required]
+        if required:
+            schema["required"] = required
+        defaults = {f.name: f.schema["default"] for f in fields if "default" in f.schema}
+        if any(_dynamic(p) for p in properties.values()):
+            return cls(schema, defaults, compile_result(schema), None)
+        return cls(schema, defaults, None, Draft202012Validator(_answer_schema(schema)))
+
+    def render(self, scope: Mapping[str, Any]) -> dict[str, Any]:
+        """The ``requestedSchema`` for this call."""
+        if self.renderer is None:
+            return self.schema
+        rendered: dict[str, Any] = self.renderer(scope)
+        return rendered
+
+    def check(self, key: str, schema: dict[str, Any], content: Any) -> dict[str, Any]:
+        """Check an accepted answer's ``content`` against the form; return the fields to bind.
+
+        Fields the form does not ask for are dropped, and defaults fill fields left out.
+
+        Raises:
+            AnswerMismatch: the content is not an object, or a field is missing or mistyped.
+        """
+        if not isinstance(content, Mapping):
+            raise AnswerMismatch(key, [{"field": "", "message": "content must be an object"}])
+        known = {k: v for k, v in content.items() if k in schema["properties"]}
+        validator = self.validator or Draft202012Validator(_answer_schema(schema))
+        errors = [
+            {
+                "field": ".".join(str(p) for p in e.absolute_path) or _missing_field(e),
+                "message": e.message,
+            }
+            for e in sorted(validator.iter_errors(known), key=lambda e: list(e.absolute_path))
+        ]
+        if errors:
+            raise AnswerMismatch(key, errors)
+        return {**self.defaults, **known}
+
+
+def _missing_field(error: Any) -> str:
+    if error.validator == "required":
+        missing: str = error.message.split("'")[1] if "'" in error.message else ""
+        return missing
+    return ""
+
+
+def _answer_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema answers are checked with: the form less its presentation-only keys."""
+    checked = copy.deepcopy(dict(schema))
+    for prop in checked["properties"].values():
+        prop.pop("default", None)
+        prop.pop("enumNames", None)
+    return checked
+
+
+def confirm_form(label: str | None) -> tuple[FormField, ...]:
+    """The form of a ``confirm`` step: one boolean field ``confirm``."""
+    schema: dict[str, Any] = {"type": "boolean", "description": label or "Tick to confirm"}
+    return (FormField("confirm", schema, True),)
+
+
+def downgrade(schema: Mapping[str, Any], revision: str) -> dict[str, Any]:
+    """The form as a client of ``revision`` understands it.
+
+    2025-06-18 and 2025-03-26 know no titled or multi-select enums and defaults only on
+    booleans: titled options become ``enum`` + ``enumNames``, multi-select becomes a
+    comma-separated string the host splits back (see :func:`upgrade_answer`).
+    """
+    if revision >= "2025-11-25":
+        return dict(schema)
+    properties: dict[str, Any] = {}
+    for name, prop in schema["properties"].items():
+        prop = dict(prop)
+        if "oneOf" in prop:
+            options = prop.pop("oneOf")
+            prop["enum"] = [o["const"] for o in options]
+            prop["enumNames"] = [o.get("title", o["const"]) for o in options]
+        if prop.get("type") == "array":
+            items = prop.pop("items", {})
+            choices = items.get("enum") or [o["const"] for o in items.get("anyOf", [])]
+            prop = {
+                "type": "string",
+                "description": (
+                    prop.get("description", "")
+                    + " (comma-separated: "
+                    + ", ".join(json.dumps(c) for c in choices)
+                    + ")"
+                ).strip(),
+            }
+        if prop.get("type") != "boolean":
+            prop.pop("default", None)
+        properties[name] = prop
+    return {**schema, "properties": properties}
+
+
+def upgrade_answer(schema: Mapping[str, Any], content: Mapping[str, Any]) -> dict[str, Any]:
+    """Turn a legacy answer back into the modern shape (multi-select strings split into lists)."""
+    upgraded = dict(content)
+    for name, prop in schema["properties"].items():
+        value = upgraded.get(name)
+        if prop.get("type") == "array" and isinstance(value, str):
+            upgraded[name] = [part.strip() for part in value.split(",") if part.strip()]
+    return upgraded

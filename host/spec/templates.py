@@ -1,0 +1,115 @@
+"""Sandboxed Jinja templates: one environment, compiled once, undefined names are errors.
+
+Messages, ``missing`` texts, ``when`` expressions, form options and every string inside a RESULT are
+templates. The checker uses :func:`names` to prove every name is in scope; the machine uses the
+``compile_*`` functions at start-up and only renders per call.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from jinja2 import StrictUndefined, meta
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+__all__ = [
+    "ENV",
+    "Renderer",
+    "compile_expression",
+    "compile_result",
+    "compile_text",
+    "is_template",
+    "names",
+    "result_names",
+]
+
+# NOTE: immutable sandbox: a template can read what handlers returned but never mutate it, so a
+# template cannot smuggle a side effect into a read-only round.
+ENV = ImmutableSandboxedEnvironment(
+    undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False
+)
+
+Renderer = Callable[[Mapping[str, Any]], Any]
+
+_SINGLE_EXPRESSION = re.compile(r"^\s*\{\{(?P<expr>.*)\}\}\s*$", re.DOTALL)
+
+
+def is_template(text: str) -> bool:
+    """True when ``text`` contains Jinja syntax (otherwise it renders to itself)."""
+    return "{{" in text or "{%" in text or "{#" in text
+
+
+def _single_expression(text: str) -> str | None:
+    match = _SINGLE_EXPRESSION.match(text)
+    if match is None or "}}" in match["expr"] or "{{" in match["expr"]:
+        return None
+    return match["expr"]
+
+
+def names(source: str, *, expression: bool = False) -> set[str]:
+    """The names a template (or a bare expression, for ``when:``) reads from its scope.
+
+    Raises:
+        jinja2.TemplateSyntaxError: with ``lineno`` relative to ``source``.
+    """
+    text = "{{ " + source + " }}" if expression else source
+    return set(meta.find_undeclared_variables(ENV.parse(text)))
+
+
+def result_names(value: Any) -> set[str]:
+    """Every name read by the templates inside a RESULT (a mapping, list or string)."""
+    found: set[str] = set()
+    if isinstance(value, str):
+        found |= names(value)
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            found |= result_names(item)
+    elif isinstance(value, list):
+        for item in value:
+            found |= result_names(item)
+    return found
+
+
+def compile_text(source: str) -> Renderer:
+    """A message template that renders to a string."""
+    if not is_template(source):
+        return lambda scope: source
+    template = ENV.from_string(source)
+    return lambda scope: template.render(scope)
+
+
+def compile_expression(source: str) -> Renderer:
+    """A bare Jinja expression (``when:``), evaluated to a Python value."""
+    expression = ENV.compile_expression(source, undefined_to_none=False)
+    return lambda scope: expression(**scope)
+
+
+def compile_result(value: Any) -> Renderer:
+    """A RESULT: strings are templates, other values keep their type.
+
+    A string that is exactly one ``{{ expression }}`` keeps the expression's type, so
+    ``count: "{{ tickets | length }}"`` is a number, not the text of one.
+    """
+    if isinstance(value, str):
+        single = _single_expression(value)
+        if single is not None:
+            expression = ENV.compile_expression(single, undefined_to_none=False)
+            # NOTE: an undefined name would otherwise travel on silently; str() raises it here.
+            def render_single(scope: Mapping[str, Any]) -> Any:
+                result = expression(**scope)
+                if isinstance(result, StrictUndefined):
+                    str(result)
+                return result
+
+            return render_single
+        return compile_text(value)
+    if isinstance(value, Mapping):
+        parts = {str(k): compile_result(v) for k, v in value.items()}
+        return lambda scope: {k: render(scope) for k, render in parts.items()}
+    if isinstance(value, list):
+        items = [compile_result(v) for v in value]
+        return lambda scope: [render(scope) for render in items]
+    return lambda scope: value
+
