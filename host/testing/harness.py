@@ -1,0 +1,100 @@
+"""Serve a spec directory in-process for one test, with data of its own.
+
+Each test (and each spec example) gets a fresh data directory. While the test runs, handlers see
+it as ``$HOST_DATA_DIR`` and as ``ctx.data_dir``, and the host keeps its store there too, so a
+handler that keeps its files under the data directory starts from a clean slate every time. Other
+variables a handler reads (a database URL, say) can be pointed into it with ``env``; a
+``{data_dir}`` in a value is replaced by the directory's path.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from host.settings import Settings
+from host.spec.model import Project
+from host.testing.client import McpClient
+from host.testing.wire import WsgiTransport
+
+__all__ = ["TEST_SECRET", "load", "patched_env", "serve"]
+
+#: Signs ``requestState`` in tests: fixed, so nothing depends on a random per-process key.
+TEST_SECRET = "host-testing-not-a-secret"
+
+
+def load(specs_dir: Path, handlers_dir: Path) -> Project:
+    """Load and check a spec directory.
+
+    Raises:
+        host.errors.SpecError: The specs have problems; every diagnostic is attached.
+    """
+    from host.spec import load_project
+
+    project: Project = load_project(specs_dir, handlers_dir)
+    return project
+
+
+@contextmanager
+def patched_env(values: Mapping[str, str | None]) -> Iterator[None]:
+    """Set (or, for None, remove) environment variables, and put them back afterwards."""
+    saved = {name: os.environ.get(name) for name in values}
+    try:
+        for name, value in values.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        yield
+    finally:
+        for name, old in saved.items():
+            if old is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = old
+
+
+def expand(env: Mapping[str, str | None], data_dir: Path) -> dict[str, str | None]:
+    """``env`` with ``{data_dir}`` in each value replaced by ``data_dir``."""
+    return {
+        name: None if value is None else value.replace("{data_dir}", str(data_dir))
+        for name, value in env.items()
+    }
+
+
+@contextmanager
+def serve(
+    specs_dir: Path,
+    handlers_dir: Path | None = None,
+    *,
+    data_dir: Path,
+    env: Mapping[str, str | None] | None = None,
+    project: Project | None = None,
+) -> Iterator[McpClient]:
+    """A client of the real WSGI app serving ``specs_dir``, with ``data_dir`` as its data.
+
+    Args:
+        specs_dir: The spec directory.
+        handlers_dir: The handlers directory (``handlers`` beside ``specs_dir`` when None).
+        data_dir: This test's data directory (created if needed).
+        env: More variables for the handlers, ``{data_dir}`` expanded; None removes one.
+        project: The already loaded project, to skip loading ``specs_dir`` again.
+
+    Raises:
+        host.errors.SpecError: The specs have problems.
+    """
+    from host.web.app import create_app
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    settings = Settings(
+        specs_dir=specs_dir,
+        handlers_dir=handlers_dir,
+        secrets=(TEST_SECRET,),
+        data_dir=data_dir,
+    )
+    values = {"HOST_DATA_DIR": str(data_dir), **expand(env or {}, data_dir)}
+    with patched_env(values):
+        app = create_app(settings=settings, project=project)
+        yield McpClient(WsgiTransport(app))
