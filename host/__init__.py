@@ -1,6 +1,19 @@
-"""host: a declarative, YAML-configured tool host for the Model Context Protocol."""
+"""host: a declarative, YAML-configured tool host for the Model Context Protocol.
+
+The public face is small on purpose: handlers import :class:`ToolError`; programs and tests that
+serve specs use :func:`create_app`. Everything else is reached through its own module.
+"""
 
 from host.errors import ToolError
+from host.web.app import create_app
 
-__all__ = ["ToolError"]
+__all__ = [
+    # For handlers: a failure the model should read.
+    "ToolError",
+    # About the package.
+    "__version__",
+    # For programs and tests: the WSGI app serving a spec directory.
+    "create_app",
+]
+
 __version__ = "0.1.0"

@@ -1,1 +1,61 @@
-"""protocol layer."""
+"""The protocol layer: JSON-RPC framing, MCP revisions, and the tool-call core they share.
+
+Knows tools only as compiled machines and nothing of YAML or HTTP: a transport hands
+:meth:`Endpoint.handle` the bytes of a message (and, over HTTP, its headers) and sends back the
+:class:`Reply`. :func:`make_endpoint` wires the parts the way every transport wants them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from host.machine import Machine
+from host.protocol.core import Asked, Finished, OnceStore, Step, ToolHost, can_elicit_form
+from host.protocol.endpoint import Endpoint, Reply, Revision
+from host.protocol.modern import MODERN_VERSIONS, ModernProtocol
+from host.protocol.state import Binding, CallState, StateSealer
+from host.spec.model import Server
+
+__all__ = [
+    "MODERN_VERSIONS",
+    "Asked",
+    "Binding",
+    "CallState",
+    "Endpoint",
+    "Finished",
+    "ModernProtocol",
+    "OnceStore",
+    "Reply",
+    "Revision",
+    "StateSealer",
+    "Step",
+    "ToolHost",
+    "can_elicit_form",
+    "make_endpoint",
+]
+
+
+def make_endpoint(
+    server: Server,
+    machines: Mapping[str, Machine],
+    store: OnceStore,
+    *,
+    keys: Sequence[str],
+    state_ttl_s: float,
+    data_dir: Path,
+) -> Endpoint:
+    """An endpoint serving ``machines`` as ``server``, in every revision the host speaks.
+
+    Args:
+        server: The server spec.
+        machines: The compiled tools, in ``tools/list`` order.
+        store: The shared store (at-most-once acts).
+        keys: ``requestState`` signing keys, newest first.
+        state_ttl_s: How long a ``requestState`` stays valid.
+        data_dir: The host's data directory, for handlers.
+    """
+    # NOTE: an act's record must outlive every state that can still ask for it.
+    host = ToolHost(server, machines, store, data_dir=data_dir, act_ttl_s=state_ttl_s + 60)
+    sealer = StateSealer(keys, state_ttl_s)
+    return Endpoint([ModernProtocol(host, sealer)])

@@ -1,0 +1,69 @@
+"""Log lines as JSON objects, one per line, for the host's loggers.
+
+Code logs with the standard :mod:`logging` API and puts its fields in ``extra``::
+
+    log.info("tool call", extra={"event": "tool_call", "tool": "close_ticket", "round": 2})
+
+and :class:`JsonFormatter` writes ``{"ts": ..., "level": "info", "logger": ..., "message": ...,
+"event": "tool_call", "tool": "close_ticket", "round": 2}``, with the traceback as a string when
+there is one. Never put answers' content, arguments or secrets in ``extra``: log lines leave the
+machine.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+__all__ = ["JsonFormatter", "configure_logging"]
+
+#: Attributes every LogRecord has; anything else on a record came from ``extra``.
+_STANDARD = frozenset(
+    vars(logging.LogRecord("x", logging.INFO, "x", 0, "x", None, None)).keys()
+    | {"message", "asctime", "taskName"}
+)
+
+#: The marker the installed handler carries, so configuring twice does not log twice.
+_MARK = "_host_json_handler"
+
+
+class JsonFormatter(logging.Formatter):
+    """Formats a record as one line of JSON with its ``extra`` fields at the top level."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The record as a JSON object on one line."""
+        line: dict[str, Any] = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for key, value in vars(record).items():
+            if key not in _STANDARD and not key.startswith("_"):
+                line[key] = value
+        if record.exc_info:
+            line["traceback"] = self.formatException(record.exc_info)
+        elif record.exc_text:
+            line["traceback"] = record.exc_text
+        return json.dumps(line, ensure_ascii=False, default=str)
+
+
+def configure_logging(level: int | str = logging.INFO, stream: TextIO | None = None) -> None:
+    """Send the ``host`` loggers' records to ``stream`` (stderr by default) as JSON lines.
+
+    Calling it again replaces the handler it installed before rather than adding a second one.
+    """
+    logger = logging.getLogger("host")
+    for handler in list(logger.handlers):
+        if getattr(handler, _MARK, False):
+            logger.removeHandler(handler)
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(JsonFormatter())
+    setattr(handler, _MARK, True)
+    logger.addHandler(handler)
+    logger.setLevel(level)
+    # NOTE: one line per record: the root logger (gunicorn's, say) must not print it again.
+    logger.propagate = False

@@ -1,0 +1,264 @@
+"""MCP 2026-07-28: stateless requests with per-request ``_meta``, and questions as MRTR rounds.
+
+Every request says its protocol version and its client's capabilities in ``params._meta``; over
+HTTP the ``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name`` headers must agree with the body.
+A tool that needs the user's answers returns ``resultType: "input_required"`` with the questions
+and a sealed ``requestState``; the client sends the same call again with ``inputResponses`` and
+the state.
+
+The checks run in a fixed order, first failure wins: ``_meta`` present (-32602), headers agree with
+the body (-32020), version supported (-32022), method known (-32601), then the method's own checks.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from host.errors import ProtocolError
+from host.protocol.core import Asked, ToolHost, can_elicit_form
+from host.protocol.endpoint import Reply
+from host.protocol.jsonrpc import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    UNSUPPORTED_VERSION,
+    Message,
+    Request,
+    error,
+    success,
+)
+from host.protocol.state import Binding, StateSealer
+
+__all__ = [
+    "CLIENT_CAPABILITIES_KEY",
+    "LIST_TTL_MS",
+    "MODERN_VERSIONS",
+    "PROTOCOL_VERSION_KEY",
+    "SERVER_INFO_KEY",
+    "Envelope",
+    "ModernProtocol",
+    "decode_header_value",
+    "is_modern_message",
+    "read_envelope",
+]
+
+MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
+PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+
+#: How long clients may cache ``server/discover`` and ``tools/list``: specs change on restart only.
+LIST_TTL_MS = 300_000
+
+#: ``Mcp-Name`` carries this param of each name-bearing method.
+_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+_BASE64_VALUE = re.compile(r"=\?base64\?(?P<payload>[A-Za-z0-9+/=]*)\?=")
+
+
+def decode_header_value(value: str | None) -> str | None:
+    """A header value as sent, or decoded from ``=?base64?...?=`` (None when that is malformed)."""
+    if value is None:
+        return None
+    match = _BASE64_VALUE.fullmatch(value.strip())
+    if match is None:
+        return value.strip()
+    try:
+        return base64.b64decode(match["payload"], validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def is_modern_message(message: Message, headers: Mapping[str, str] | None) -> bool:
+    """Whether a message claims the modern revision (its ``_meta`` or its version header).
+
+    A legacy revision accepts what this rejects; anything left goes to the modern revision,
+    whose checks then say what is missing.
+    """
+    meta = message.params.get("_meta")
+    if isinstance(meta, Mapping) and PROTOCOL_VERSION_KEY in meta:
+        return True
+    version = decode_header_value((headers or {}).get("mcp-protocol-version"))
+    return version in MODERN_VERSIONS
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """The per-request ``_meta`` of a modern request."""
+
+    version: str
+    capabilities: Mapping[str, Any]
+    client_info: Any = None
+
+
+def read_envelope(message: Message, headers: Mapping[str, str] | None) -> Envelope:
+    """Check a request's ``_meta`` and (over HTTP) its routing headers.
+
+    Args:
+        message: The request.
+        headers: HTTP headers by lower-case name; None on transports without headers (stdio).
+
+    Raises:
+        ProtocolError: -32602 (``_meta`` missing or malformed), -32020 (a header missing or
+            disagreeing with the body), -32022 (unsupported version).
+    """
+    meta = message.params.get("_meta")
+    if not isinstance(meta, Mapping):
+        raise error(
+            INVALID_PARAMS,
+            f"params._meta is required, with {PROTOCOL_VERSION_KEY} and {CLIENT_CAPABILITIES_KEY}",
+        )
+    missing = [k for k in (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY) if k not in meta]
+    if missing:
+        raise error(INVALID_PARAMS, f"params._meta is missing {' and '.join(missing)}")
+    version, capabilities = meta[PROTOCOL_VERSION_KEY], meta[CLIENT_CAPABILITIES_KEY]
+    if headers is not None:
+        _check_headers(message, version, headers)
+    if not isinstance(version, str):
+        raise error(INVALID_PARAMS, f"params._meta {PROTOCOL_VERSION_KEY} must be a string")
+    if version not in MODERN_VERSIONS:
+        raise error(
+            UNSUPPORTED_VERSION,
+            f"Unsupported protocol version: {version}",
+            {"supported": list(MODERN_VERSIONS), "requested": version},
+        )
+    if not isinstance(capabilities, Mapping):
+        raise error(INVALID_PARAMS, f"params._meta {CLIENT_CAPABILITIES_KEY} must be an object")
+    return Envelope(version, capabilities, meta.get(CLIENT_INFO_KEY))
+
+
+def _check_headers(message: Message, version: Any, headers: Mapping[str, str]) -> None:
+    def mismatch(header: str, what: str) -> ProtocolError:
+        sent = headers.get(header.lower())
+        problem = "is missing" if sent is None else f"({sent!r}) does not match {what}"
+        return error(HEADER_MISMATCH, f"Header mismatch: {header} {problem}", {"header": header})
+
+    if decode_header_value(headers.get("mcp-protocol-version")) != version:
+        raise mismatch("MCP-Protocol-Version", f"params._meta {PROTOCOL_VERSION_KEY}")
+    if decode_header_value(headers.get("mcp-method")) != message.method:
+        raise mismatch("Mcp-Method", "the request's method")
+    param = _NAME_PARAM.get(message.method)
+    body_name = message.params.get(param) if param is not None else None
+    # NOTE: a name that is not a string is the params check's to report, more precisely.
+    if isinstance(body_name, str) and decode_header_value(headers.get("mcp-name")) != body_name:
+        raise mismatch("Mcp-Name", f"params.{param}")
+
+
+class ModernProtocol:
+    """The 2026-07-28 revision: ``server/discover``, ``tools/list`` and ``tools/call`` with MRTR.
+
+    Args:
+        host: The tools and the call core.
+        sealer: Seals and opens ``requestState``.
+    """
+
+    def __init__(self, host: ToolHost, sealer: StateSealer) -> None:
+        self.host = host
+        self.sealer = sealer
+        self._methods = {
+            "server/discover": self._discover,
+            "tools/list": self._tools_list,
+            "tools/call": self._tools_call,
+        }
+
+    def accepts(self, message: Message, headers: Mapping[str, str] | None) -> bool:
+        """Every message it is given: the modern revision is the endpoint's last resort."""
+        return True
+
+    def handle(self, message: Message, headers: Mapping[str, str] | None, principal: str) -> Reply:
+        """Answer one message.
+
+        Raises:
+            ProtocolError: Any of the errors in this module's docstring, or a method's own.
+        """
+        if not isinstance(message, Request):
+            # NOTE: the modern revision defines no notification a tool server must act on
+            # (cancellation is closing the HTTP response); accepted and dropped.
+            return Reply(202)
+        envelope = read_envelope(message, headers)
+        method = self._methods.get(message.method)
+        if method is None:
+            raise error(
+                METHOD_NOT_FOUND, f"Method not found: {message.method}", {"method": message.method}
+            )
+        result = method(message.params, envelope, principal)
+        return Reply(200, success(message.id, result))
+
+    def _meta(self) -> dict[str, Any]:
+        return {SERVER_INFO_KEY: self.host.server_info}
+
+    def _complete(self, result: Mapping[str, Any]) -> dict[str, Any]:
+        return {"resultType": "complete", **result, "_meta": self._meta()}
+
+    def _discover(
+        self, params: Mapping[str, Any], envelope: Envelope, principal: str
+    ) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "supportedVersions": list(MODERN_VERSIONS),
+            "capabilities": {"tools": {}},
+        }
+        if self.host.server.instructions:
+            result["instructions"] = self.host.server.instructions
+        result.update(ttlMs=LIST_TTL_MS, cacheScope="public")
+        return self._complete(result)
+
+    def _tools_list(
+        self, params: Mapping[str, Any], envelope: Envelope, principal: str
+    ) -> dict[str, Any]:
+        if params.get("cursor") is not None:
+            # NOTE: the list is never paged, so no cursor this server issued can come back.
+            raise error(INVALID_PARAMS, "Invalid cursor: tools/list is not paged")
+        return self._complete(
+            {"tools": self.host.tools(), "ttlMs": LIST_TTL_MS, "cacheScope": "public"}
+        )
+
+    def _tools_call(
+        self, params: Mapping[str, Any], envelope: Envelope, principal: str
+    ) -> dict[str, Any]:
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise error(INVALID_PARAMS, "tools/call needs params.name, the tool's name")
+        machine = self.host.machine(name)
+        arguments = _object(params, "arguments")
+        responses = _object(params, "inputResponses")
+        problem = machine.check_arguments(arguments)
+        if problem is not None:
+            return self._complete(problem.to_result())
+        binding = Binding(principal, name, arguments)
+        token = params.get("requestState")
+        state = self.sealer.open(token, binding) if token is not None else None
+        step = self.host.advance(
+            machine,
+            arguments,
+            principal=principal,
+            state=state,
+            responses=responses,
+            can_ask=can_elicit_form(envelope.capabilities),
+        )
+        if isinstance(step, Asked):
+            requests = {
+                q.key: {"method": "elicitation/create", "params": q.params()}
+                for q in step.questions
+            }
+            return {
+                "resultType": "input_required",
+                "inputRequests": requests,
+                "requestState": self.sealer.seal(step.state, binding),
+                "_meta": self._meta(),
+            }
+        return self._complete(step.outcome.to_result())
+
+
+def _object(params: Mapping[str, Any], name: str) -> dict[str, Any]:
+    value = params.get(name)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise error(INVALID_PARAMS, f"params.{name} must be an object")
+    return value

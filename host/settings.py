@@ -1,0 +1,124 @@
+"""Deployment settings, read from the environment (``HOST_*``) or given directly.
+
+Specs say what the tools do; these say where and how one deployment runs them, so the same spec
+directory runs unchanged everywhere.
+
+=====================  ==========================================================================
+Variable               Meaning (default)
+=====================  ==========================================================================
+HOST_SPECS             The spec directory (``specs``).
+HOST_HANDLERS          The handlers directory (``handlers`` beside the spec directory).
+HOST_SECRET            Keys that sign ``requestState``, comma-separated, newest first: the first
+                       signs, all verify. Every worker and instance must share them. Unset: one
+                       random key per process (retries that reach another worker then fail).
+HOST_STATE_TTL         Seconds a ``requestState`` stays valid (600).
+HOST_STORE             ``sqlite:///path`` or ``redis://...`` (an SQLite file in the data directory).
+HOST_DATA_DIR          Where the host keeps files (``.host``).
+HOST_ALLOWED_ORIGINS   Browser origins allowed to call, comma-separated; ``*`` allows any. Unset:
+                       ``http(s)://localhost``, ``127.0.0.1`` and ``[::1]`` on any port. Requests
+                       without an ``Origin`` header (not from a browser) are always allowed.
+HOST_MAX_BODY          Largest request body in bytes (1048576); larger gets HTTP 413.
+=====================  ==========================================================================
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from host.errors import HostError
+
+__all__ = ["Settings", "SettingsError"]
+
+DEFAULT_TTL_S = 600.0
+DEFAULT_MAX_BODY = 1024 * 1024
+
+
+class SettingsError(HostError):
+    """An environment variable holds a value the host cannot use; the message names it."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One deployment's settings.
+
+    Attributes:
+        specs_dir: The spec directory.
+        handlers_dir: The handlers directory; None means ``handlers`` beside ``specs_dir``.
+        secrets: Signing keys, newest first; empty means one random key for this process.
+        state_ttl_s: Seconds a ``requestState`` stays valid.
+        store_url: The store's URL; None means an SQLite file in ``data_dir``.
+        data_dir: Where the host keeps its files.
+        allowed_origins: Allowed ``Origin`` values; empty means local origins only.
+        max_body: Largest accepted request body, in bytes.
+    """
+
+    specs_dir: Path = Path("specs")
+    handlers_dir: Path | None = None
+    secrets: tuple[str, ...] = ()
+    state_ttl_s: float = DEFAULT_TTL_S
+    store_url: str | None = None
+    data_dir: Path = Path(".host")
+    allowed_origins: tuple[str, ...] = ()
+    max_body: int = DEFAULT_MAX_BODY
+
+    @property
+    def handlers_path(self) -> Path:
+        """The handlers directory, with its default applied."""
+        if self.handlers_dir is not None:
+            return self.handlers_dir
+        return self.specs_dir.parent / "handlers"
+
+    @property
+    def store(self) -> str:
+        """The store URL, with its default applied."""
+        if self.store_url:
+            return self.store_url
+        return f"sqlite:///{self.data_dir / 'store.db'}"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Settings from ``HOST_*`` variables (``os.environ`` unless ``env`` is given).
+
+        Raises:
+            SettingsError: A variable is set to something unusable; the message says which.
+        """
+        env = os.environ if env is None else env
+
+        def text(name: str) -> str | None:
+            value = env.get(name, "").strip()
+            return value or None
+
+        specs = Path(text("HOST_SPECS") or "specs")
+        handlers = text("HOST_HANDLERS")
+        return cls(
+            specs_dir=specs,
+            handlers_dir=Path(handlers) if handlers else None,
+            secrets=_split(env.get("HOST_SECRET", "")),
+            state_ttl_s=_positive(env, "HOST_STATE_TTL", DEFAULT_TTL_S),
+            store_url=text("HOST_STORE"),
+            data_dir=Path(text("HOST_DATA_DIR") or ".host"),
+            allowed_origins=_split(env.get("HOST_ALLOWED_ORIGINS", "")),
+            max_body=int(_positive(env, "HOST_MAX_BODY", DEFAULT_MAX_BODY, integer=True)),
+        )
+
+
+def _split(value: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+def _positive(env: Mapping[str, str], name: str, default: float, *, integer: bool = False) -> float:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw) if integer else float(raw)
+    except ValueError:
+        value = -1
+    if not (math.isfinite(value) and value > 0):
+        kind = "a positive whole number of bytes" if integer else "a positive number of seconds"
+        raise SettingsError(f"{name} must be {kind}, got {raw!r}")
+    return value

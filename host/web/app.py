@@ -1,0 +1,241 @@
+"""The Falcon WSGI app: MCP Streamable HTTP on ``/mcp``, plus ``/healthz`` and ``/readyz``.
+
+This module adapts HTTP to the protocol layer and nothing more: it checks what only HTTP knows
+(``Origin``, body size, media types), hands the body and headers to the endpoint, and writes the
+reply. Every JSON-RPC rule lives in :mod:`host.protocol`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+from dataclasses import replace
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import falcon
+
+from host.errors import StoreError
+from host.machine import compile_project
+from host.protocol import Endpoint, Reply, make_endpoint
+from host.protocol.jsonrpc import INVALID_REQUEST, error, failure
+from host.settings import Settings
+from host.spec.model import Project
+from host.store import Store, open_store
+
+__all__ = ["McpResource", "create_app", "origin_allowed", "principal"]
+
+log = logging.getLogger("host.web")
+
+_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
+
+
+def principal(req: falcon.Request) -> str:
+    """Who is calling. Every caller is ``anonymous`` until the host authenticates requests.
+
+    NOTE: the one place to change when authentication arrives; ``requestState`` is already
+    bound to what this returns.
+    """
+    return "anonymous"
+
+
+def origin_allowed(origin: str | None, allowed: tuple[str, ...]) -> bool:
+    """Whether a request's ``Origin`` may call.
+
+    No ``Origin`` (not a browser) is allowed. With no list configured, only local origins
+    (``http(s)://localhost``, ``127.0.0.1``, ``[::1]``, any port) are; with a list, exactly
+    those (``*`` allows any).
+    """
+    if origin is None:
+        return True
+    origin = origin.strip().rstrip("/").lower()
+    if allowed:
+        return "*" in allowed or origin in {a.rstrip("/").lower() for a in allowed}
+    try:
+        parts = urlsplit(origin)
+        host = parts.hostname
+        _ = parts.port  # NOTE: raises ValueError for a malformed port
+    except ValueError:
+        return False
+    if parts.scheme not in ("http", "https") or host is None:
+        return False
+    return host in _LOCAL_HOSTS or f"[{host}]" in _LOCAL_HOSTS
+
+
+def _json_error(resp: falcon.Response, status: int, message: str) -> None:
+    resp.status = status
+    resp.content_type = falcon.MEDIA_JSON
+    resp.text = json.dumps(failure(None, error(INVALID_REQUEST, message)))
+
+
+class McpResource:
+    """``/mcp``: one JSON-RPC message per POST.
+
+    Args:
+        endpoint: The protocol endpoint.
+        settings: For the allowed origins and the body limit.
+    """
+
+    def __init__(self, endpoint: Endpoint, settings: Settings) -> None:
+        self.endpoint = endpoint
+        self.settings = settings
+
+    def _origin_ok(self, req: falcon.Request, resp: falcon.Response) -> bool:
+        if origin_allowed(req.get_header("Origin"), self.settings.allowed_origins):
+            return True
+        log.warning(
+            "origin refused", extra={"event": "origin_refused", "origin": req.get_header("Origin")}
+        )
+        _json_error(resp, 403, "Forbidden: this Origin may not call this server")
+        return False
+
+    def _not_allowed(self, req: falcon.Request, resp: falcon.Response) -> None:
+        if not self._origin_ok(req, resp):
+            return
+        resp.set_header("Allow", "POST")
+        _json_error(resp, 405, f"Method not allowed: {req.method} /mcp; send JSON-RPC with POST")
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        """No server-to-client stream in 2026-07-28: 405."""
+        self._not_allowed(req, resp)
+
+    def on_delete(self, req: falcon.Request, resp: falcon.Response) -> None:
+        """No sessions to end (yet): 405.
+
+        NOTE: legacy sessions end with DELETE; this is where the endpoint will be asked to.
+        """
+        self._not_allowed(req, resp)
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        """One JSON-RPC message in, one reply out."""
+        resp.set_header("Cache-Control", "no-store")
+        if not self._origin_ok(req, resp):
+            return
+        if not _accepts_json(req.get_header("Accept")):
+            _json_error(resp, 406, "Not acceptable: the Accept header must allow application/json")
+            return
+        content_type = req.content_type
+        if content_type and content_type.split(";")[0].strip().lower() != falcon.MEDIA_JSON:
+            _json_error(resp, 415, "Unsupported media type: send application/json")
+            return
+        body = self._read_body(req, resp)
+        if body is None:
+            return
+        headers = {name.lower(): value for name, value in req.headers.items()}
+        self._write(resp, self.endpoint.handle(body, headers, principal(req)))
+
+    def _read_body(self, req: falcon.Request, resp: falcon.Response) -> bytes | None:
+        limit = self.settings.max_body
+        too_large = f"Request body too large: the limit is {limit} bytes"
+        if req.content_length is not None and req.content_length > limit:
+            _json_error(resp, 413, too_large)
+            return None
+        body = req.bounded_stream.read(limit + 1)
+        if len(body) > limit:
+            _json_error(resp, 413, too_large)
+            return None
+        return body
+
+    @staticmethod
+    def _write(resp: falcon.Response, reply: Reply) -> None:
+        resp.status = reply.status
+        for name, value in reply.headers.items():
+            resp.set_header(name, value)
+        if reply.stream is not None:
+            resp.content_type = "text/event-stream"
+            resp.stream = reply.stream
+        elif reply.body is not None:
+            resp.content_type = falcon.MEDIA_JSON
+            resp.text = json.dumps(reply.body, ensure_ascii=False)
+
+
+def _accepts_json(accept: str | None) -> bool:
+    if not accept:
+        return True
+    types = {part.split(";")[0].strip().lower() for part in accept.split(",")}
+    return bool(types & {"application/json", "application/*", "*/*"})
+
+
+class HealthResource:
+    """``/healthz``: the process answers."""
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        """Always 200 while the process runs."""
+        resp.media = {"status": "ok"}
+
+
+class ReadyResource:
+    """``/readyz``: the specs are loaded and the store answers."""
+
+    def __init__(self, store: Store, tools: int) -> None:
+        self.store = store
+        self.tools = tools
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        """200 when ready, 503 when the store cannot be reached."""
+        try:
+            self.store.get("host:readyz")
+        except StoreError as exc:
+            log.warning("store unreachable", extra={"event": "not_ready", "reason": exc.message})
+            resp.status = 503
+            resp.media = {"status": "unavailable", "reason": "the store cannot be reached"}
+            return
+        resp.media = {"status": "ready", "tools": self.tools}
+
+
+def create_app(
+    specs_dir: str | Path | None = None,
+    handlers_dir: str | Path | None = None,
+    *,
+    settings: Settings | None = None,
+    project: Project | None = None,
+) -> falcon.App[falcon.Request, falcon.Response]:
+    """The WSGI app serving one spec directory.
+
+    Args:
+        specs_dir: The spec directory (overrides ``settings``).
+        handlers_dir: The handlers directory (overrides ``settings``).
+        settings: Deployment settings; read from ``HOST_*`` variables when None.
+        project: An already checked project to serve instead of loading ``specs_dir``.
+
+    Raises:
+        host.errors.SpecError: The specs have problems (every diagnostic is attached).
+        host.errors.StoreError: The store cannot be opened.
+    """
+    settings = settings or Settings.from_env()
+    if specs_dir is not None:
+        settings = replace(settings, specs_dir=Path(specs_dir))
+    if handlers_dir is not None:
+        settings = replace(settings, handlers_dir=Path(handlers_dir))
+    if project is None:
+        from host.spec import load_project
+
+        project = load_project(settings.specs_dir, settings.handlers_path)
+    machines = compile_project(project)
+    keys: tuple[str, ...] = settings.secrets
+    if not keys:
+        keys = (secrets.token_urlsafe(32),)
+        log.warning(
+            "HOST_SECRET is not set: requestState is signed with a random key of this process "
+            "only. A retry that reaches another worker or instance, or comes after a restart, "
+            "will fail with 'Invalid or expired requestState'. Set HOST_SECRET to the same value "
+            "everywhere.",
+            extra={"event": "ephemeral_secret"},
+        )
+    if settings.store_url is None:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+    store = open_store(settings.store)
+    endpoint = make_endpoint(
+        project.server,
+        machines,
+        store,
+        keys=keys,
+        state_ttl_s=settings.state_ttl_s,
+        data_dir=settings.data_dir,
+    )
+    app: falcon.App[falcon.Request, falcon.Response] = falcon.App()
+    app.add_route("/mcp", McpResource(endpoint, settings))
+    app.add_route("/healthz", HealthResource())
+    app.add_route("/readyz", ReadyResource(store, len(machines)))
+    return app

@@ -1,0 +1,217 @@
+"""``host.web.wsgi:app``: configured from the environment, and served by a real gunicorn."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_modern_support import HANDLERS, SPECS, VERSION
+
+ROOT = SPECS.parent
+BIN = Path(sys.executable).parent
+
+
+def env_for(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HOST_", "HELPDESK_"))}
+    env.update(
+        HOST_SPECS=str(SPECS),
+        HOST_HANDLERS=str(HANDLERS),
+        HOST_DATA_DIR=str(tmp_path / "data"),
+        HELPDESK_DB=str(tmp_path / "helpdesk.db"),
+        PYTHONPATH=str(ROOT),
+    )
+    env.update(extra)
+    return env
+
+
+PROBE = """
+import falcon.testing
+from host.web.wsgi import app
+print(type(app).__name__, falcon.testing.TestClient(app).simulate_get("/readyz").json["status"])
+"""
+
+
+def test_wsgi_without_a_secret_warns_loudly(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        env=env_for(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["App", "ready"]
+    warnings = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+    (warning,) = [w for w in warnings if w.get("event") == "ephemeral_secret"]
+    assert warning["level"] == "warning"
+    assert "HOST_SECRET" in warning["message"] and "another worker" in warning["message"]
+
+
+def test_wsgi_reports_bad_settings_clearly(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        env=env_for(tmp_path, HOST_STATE_TTL="soon"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 3
+    assert "HOST_STATE_TTL must be a positive number of seconds, got 'soon'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_wsgi_reports_spec_problems_with_their_position(tmp_path: Path) -> None:
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "bad.yaml").write_text("kind: tool\nname: broken\n")
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        env=env_for(tmp_path, HOST_SPECS=str(specs)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 3
+    assert "bad.yaml:" in done.stderr
+    assert "host: not serving" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def gunicorn(tmp_path: Path) -> Iterator[str]:
+    port = _free_port()
+    log = (tmp_path / "gunicorn.log").open("wb")
+    proc = subprocess.Popen(
+        [str(BIN / "gunicorn"), "host.web.wsgi:app", "--bind", f"127.0.0.1:{port}",
+         "--workers", "2", "--timeout", "30"],
+        env=env_for(tmp_path, HOST_SECRET="shared-by-every-worker"),
+        cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(url + "/readyz", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail((tmp_path / "gunicorn.log").read_text(), pytrace=False)
+            time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def _call(url: str, name: str, params: dict[str, Any]) -> dict[str, Any]:
+    params = {
+        "name": name,
+        **params,
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+        },
+    }
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+    request = urllib.request.Request(
+        url + "/mcp",
+        data=body.encode(),
+        headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": VERSION,
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": name,
+            # NOTE: a fresh connection per request, so rounds spread over the workers.
+            "Connection": "close",
+        },
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        result: dict[str, Any] = json.loads(response.read())["result"]
+    return result
+
+
+def test_rounds_of_one_call_may_land_on_different_workers(gunicorn: str) -> None:
+    for ticket in ("T-1", "T-2", "T-3", "T-4"):
+        first = _call(gunicorn, "close_ticket", {"arguments": {"id": ticket}})
+        assert first["resultType"] == "input_required"
+        (key,) = first["inputRequests"]
+        final = {
+            "arguments": {"id": ticket},
+            "inputResponses": {key: {"action": "accept", "content": {"confirm": True}}},
+            "requestState": first["requestState"],
+        }
+        results = [_call(gunicorn, "close_ticket", final) for _ in range(3)]
+        assert all(r["structuredContent"] == {"id": ticket, "closed": True} for r in results)
+    outbox = _call(gunicorn, "list_outbox", {"arguments": {}})["structuredContent"]["emails"]
+    assert len(outbox) == 4
+
+
+def test_the_official_sdk_client_can_use_the_tools(gunicorn: str) -> None:
+    import anyio
+    import mcp_types
+    from mcp.client.client import Client
+    from mcp.shared.exceptions import MCPError
+
+    questions: list[str] = []
+
+    async def confirm(context: Any, params: Any) -> mcp_types.ElicitResult:
+        questions.append(params.message)
+        return mcp_types.ElicitResult(action="accept", content={"confirm": True})
+
+    async def decline(context: Any, params: Any) -> mcp_types.ElicitResult:
+        return mcp_types.ElicitResult(action="decline")
+
+    async def scenario() -> None:
+        with anyio.fail_after(60):
+            await steps()
+
+    async def steps() -> None:
+        url = gunicorn + "/mcp"
+        async with Client(url, mode="auto", elicitation_callback=confirm) as client:
+            listed = await client.list_tools()
+            assert [t.name for t in listed.tools] == sorted(t.name for t in listed.tools)
+            closed = await client.call_tool("close_ticket", {"id": "T-1"})
+            assert closed.structured_content == {"id": "T-1", "closed": True}
+            assert questions and "T-1" in questions[0]
+        async with Client(url, mode="auto", elicitation_callback=decline) as client:
+            kept = await client.call_tool("close_ticket", {"id": "T-2"})
+            assert kept.structured_content is not None
+            assert kept.structured_content["closed"] is False
+        async with Client(url, mode="auto") as client:
+            with pytest.raises(MCPError) as info:
+                await client.call_tool("close_ticket", {"id": "T-3"})
+            assert info.value.error.code == -32021
+            emails = await client.call_tool("list_outbox", {})
+            assert emails.structured_content == {
+                "emails": ['To the customer of T-1: "Cannot log in" is resolved.']
+            }
+
+    anyio.run(scenario)
