@@ -128,7 +128,11 @@ class Machine:
         )
 
     def run(
-        self, arguments: Mapping[str, Any], answers: Mapping[str, Answer], ctx: CallContext
+        self,
+        arguments: Mapping[str, Any],
+        answers: Mapping[str, Answer],
+        ctx: CallContext,
+        asked: Mapping[str, str] | None = None,
     ) -> NeedInput | Outcome:
         """Run one round.
 
@@ -136,6 +140,9 @@ class Machine:
             arguments: The call's arguments, already checked with :meth:`check_arguments`.
             answers: Every answer known so far (earlier rounds' and this round's), by key.
             ctx: The call context; ``ctx.once`` guards the act.
+            asked: The digest of each question as it was asked (:meth:`Question.digest`). An
+                answer whose question reads differently now (the data changed between rounds)
+                is not applied: the question is asked again. None trusts every answer.
 
         Raises:
             AnswerMismatch: an accepted answer does not fit its form.
@@ -143,7 +150,7 @@ class Machine:
         scope: dict[str, Any] = dict(self._defaults)
         scope.update((k, v) for k, v in arguments.items() if k in self._fields)
         try:
-            return self._run(scope, answers, ctx)
+            return self._run(scope, answers, ctx, asked)
         except AnswerMismatch:
             raise
         except ToolError as exc:
@@ -152,10 +159,15 @@ class Machine:
             return self._incident(ctx)
 
     def _run(
-        self, scope: dict[str, Any], answers: Mapping[str, Answer], ctx: CallContext
+        self,
+        scope: dict[str, Any],
+        answers: Mapping[str, Answer],
+        ctx: CallContext,
+        asked: Mapping[str, str] | None,
     ) -> NeedInput | Outcome:
         blocked: set[str] = set()
         pending: list[Question] = []
+        reasked: list[str] = []
         for step in self.steps:
             if not step.deps.isdisjoint(blocked):
                 blocked |= {step.name} if isinstance(step, ReadStep) else step.outputs
@@ -170,15 +182,22 @@ class Machine:
                 continue
             schema = step.form.render(scope)
             answer = answers.get(step.name)
+            question = None
+            if answer is not None and asked is not None:
+                question = Question(step.name, str(step.message(scope)), schema)
+                if asked.get(step.name) != question.digest():
+                    answer = None
+                    reasked.append(step.name)
             if answer is None:
-                pending.append(Question(step.name, str(step.message(scope)), schema))
+                question = question or Question(step.name, str(step.message(scope)), schema)
+                pending.append(question)
                 blocked |= step.outputs
                 continue
             ending = self._apply(step, schema, answer, scope)
             if ending is not None:
                 return Outcome.from_value(step.endings[ending](scope))
         if pending:
-            return NeedInput(tuple(pending))
+            return NeedInput(tuple(pending), tuple(reasked))
         return ctx.once(lambda: self._act(scope, ctx))
 
     @staticmethod

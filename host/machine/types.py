@@ -7,6 +7,8 @@ revisions is the protocol's job (see :mod:`host.machine.forms`).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import logging
 from collections.abc import Callable, Mapping
@@ -49,16 +51,23 @@ class Question:
         """The ``elicitation/create`` params for this question."""
         return {"mode": "form", "message": self.message, "requestedSchema": self.schema}
 
-    def digest_source(self) -> str:
-        """A canonical text of the question, to bind answers to what was asked."""
-        return json.dumps([self.key, self.message, self.schema], sort_keys=True)
+    def digest(self) -> str:
+        """A short digest of what was asked: an answer applies only to the question it answers."""
+        text = json.dumps([self.key, self.message, self.schema], sort_keys=True, ensure_ascii=False)
+        raw = hashlib.sha256(text.encode("utf-8")).digest()[:12]
+        return base64.urlsafe_b64encode(raw).decode("ascii")
 
 
 @dataclass(frozen=True)
 class NeedInput:
-    """The machine stopped at questions that need the user's answers before it can go on."""
+    """The machine stopped at questions that need the user's answers before it can go on.
+
+    Attributes:
+        reasked: Keys whose answers were dropped because the question changed since it was asked.
+    """
 
     questions: tuple[Question, ...]
+    reasked: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from host.errors import ProtocolError
 from host.machine import AnswerMismatch, CallContext, Machine, NeedInput, Outcome, Question
 from host.protocol.jsonrpc import ELICITATION_DISABLED, INVALID_PARAMS, MISSING_CAPABILITY, error
-from host.protocol.state import CallState, digest, new_nonce
+from host.protocol.state import CallState, new_nonce
 from host.spec.model import Server
 
 __all__ = [
@@ -32,7 +32,6 @@ __all__ = [
     "Step",
     "ToolHost",
     "can_elicit_form",
-    "questions_digest",
 ]
 
 log = logging.getLogger("host.protocol")
@@ -74,11 +73,6 @@ class Asked:
 Step = Finished | Asked
 
 
-def questions_digest(questions: tuple[Question, ...]) -> str:
-    """A digest of a round's questions: answers are applied only to the questions they answer."""
-    return digest([q.digest_source() for q in questions])
-
-
 def can_elicit_form(capabilities: Any) -> bool:
     """Whether declared client capabilities allow a form question.
 
@@ -91,18 +85,6 @@ def can_elicit_form(capabilities: Any) -> bool:
     if not isinstance(elicitation, Mapping):
         return False
     return not elicitation or "form" in elicitation
-
-
-class _WouldAct(BaseException):
-    """Raised by the probe's once-guard: the probe reached the act, which it must never run.
-
-    NOTE: a BaseException so the machine's ``except Exception`` (which turns handler failures
-    into results) lets it through.
-    """
-
-
-def _never_act(act: Callable[[], Outcome]) -> Outcome:
-    raise _WouldAct
 
 
 class ToolHost:
@@ -222,9 +204,16 @@ class ToolHost:
                 # longer hold (the ticket is deleted), so answer from the record before running.
                 fields.update(outcome="complete", acted=True, replayed=True)
                 return Finished(Outcome.from_json(recorded))
-            answers, result = self._resume(machine, arguments, state, responses, ctx, fields)
+            answers = dict(state.answers)
+            answers.update(
+                (key, _answer(responses[key])) for key in state.asked if key in responses
+            )
+            result = self._run(machine, arguments, answers, ctx, state.digests)
         if isinstance(result, NeedInput):
             fields.update(outcome="input_required", asked=[q.key for q in result.questions])
+            if result.reasked:
+                # The data changed between rounds: those answers answered other questions.
+                fields["reasked"] = list(result.reasked)
             if not self.server.elicitation_enabled:
                 raise error(
                     ELICITATION_DISABLED,
@@ -235,7 +224,10 @@ class ToolHost:
                 nonce=nonce,
                 answers=answers,
                 asked=tuple(q.key for q in result.questions),
-                questions_digest=questions_digest(result.questions),
+                digests={
+                    **(state.digests if state else {}),
+                    **{q.key: q.digest() for q in result.questions},
+                },
                 round=ctx.round + 1,
             )
             return Asked(result.questions, next_state)
@@ -246,62 +238,16 @@ class ToolHost:
         )
         return Finished(result)
 
-    def _resume(
-        self,
-        machine: Machine,
-        arguments: Mapping[str, Any],
-        state: CallState,
-        responses: Mapping[str, Any],
-        ctx: CallContext,
-        fields: dict[str, Any],
-    ) -> tuple[dict[str, Any], NeedInput | Outcome]:
-        """A later round: check the last round's questions still stand, then apply its answers."""
-        answers = dict(state.answers)
-        fresh = {key: _answer(responses[key]) for key in state.asked if key in responses}
-        # First replay the earlier rounds (without acting) to see what the last round asked now.
-        probe = CallContext(
-            principal=ctx.principal,
-            tool=ctx.tool,
-            data_dir=ctx.data_dir,
-            log=ctx.log,
-            round=ctx.round,
-            once=_never_act,
-        )
-        while True:
-            try:
-                before: NeedInput | Outcome | None = machine.run(arguments, answers, probe)
-            except _WouldAct:
-                before = None
-            except AnswerMismatch as exc:
-                if exc.key not in answers:  # pragma: no cover - the machine only checks answers
-                    raise
-                # An earlier answer no longer fits its (changed) form: ask that question again.
-                del answers[exc.key]
-                fields["reasked"] = True
-                continue
-            break
-        if isinstance(before, Outcome):
-            return answers, before
-        if before is None or questions_digest(before.questions) != state.questions_digest:
-            # The data changed between rounds: the answers given answer other questions.
-            fields["reasked"] = True
-            if before is not None:
-                return answers, before
-            return answers, self._run(machine, arguments, answers, ctx)
-        if not fresh:
-            return answers, before
-        answers.update(fresh)
-        return answers, self._run(machine, arguments, answers, ctx)
-
     def _run(
         self,
         machine: Machine,
         arguments: Mapping[str, Any],
         answers: Mapping[str, Any],
         ctx: CallContext,
+        asked: Mapping[str, str] | None = None,
     ) -> NeedInput | Outcome:
         try:
-            return machine.run(arguments, answers, ctx)
+            return machine.run(arguments, answers, ctx, asked)
         except AnswerMismatch as exc:
             raise error(
                 INVALID_PARAMS, exc.message, {"key": exc.key, "errors": exc.errors}

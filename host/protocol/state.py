@@ -98,15 +98,17 @@ class CallState:
     Attributes:
         nonce: Constant across the rounds of one call; the at-most-once key of its act.
         answers: Answers of the rounds before the one this state is sent back with.
-        asked: Keys of the questions asked in the round that minted this state.
-        questions_digest: Digest of those questions (see :func:`questions_digest`).
+        asked: Keys of the questions asked in the round that minted this state: the only keys
+            whose ``inputResponses`` the next round takes.
+        digests: The digest of every question asked so far, by key (see
+            :meth:`host.machine.Question.digest`), so answers apply only to what was asked.
         round: The number of the round this state will be sent back with (2 for the first retry).
     """
 
     nonce: str
     answers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     asked: tuple[str, ...] = ()
-    questions_digest: str = ""
+    digests: Mapping[str, str] = field(default_factory=dict)
     round: int = 2
 
 
@@ -150,7 +152,7 @@ class StateSealer:
             "d": binding.arguments_digest(),
             "a": {k: dict(v) for k, v in state.answers.items()},
             "k": list(state.asked),
-            "q": state.questions_digest,
+            "q": dict(state.digests),
             "r": state.round,
             "x": round(self._clock() + self.ttl_s, 3),
         }
@@ -213,7 +215,8 @@ class StateSealer:
             and isinstance(asked, list)
             and all(isinstance(k, str) for k in asked)
             and isinstance(nonce, str)
-            and isinstance(questions, str)
+            and isinstance(questions, dict)
+            and all(isinstance(v, str) for v in questions.values())
             and isinstance(round_, int)
         ):
             raise ValueError("malformed payload")
