@@ -40,6 +40,8 @@ class JsonFormatter(logging.Formatter):
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": record.getMessage(),
+            # NOTE: which gunicorn worker wrote the line, to follow one call across workers.
+            "pid": record.process,
         }
         for key, value in vars(record).items():
             if key not in _STANDARD and not key.startswith("_"):

@@ -78,7 +78,8 @@ class Outcome:
         content: MCP content blocks.
         structured: ``structuredContent`` when the result was a mapping (or list), else None.
         is_error: True for tool errors (bad arguments, ``ToolError``, internal failures).
-        acted: True when the act ran (or its recorded result was replayed).
+        acted: True when this is the act's result (run now, or recorded and replayed).
+        replayed: True when the act ran in an earlier request and this is its record.
         incident: The incident id of an internal failure, also in the log.
     """
 
@@ -87,6 +88,7 @@ class Outcome:
     is_error: bool = False
     acted: bool = False
     incident: str | None = None
+    replayed: bool = False
 
     @classmethod
     def from_value(cls, value: Any, *, acted: bool = False) -> Outcome:
@@ -121,9 +123,9 @@ class Outcome:
 
     @classmethod
     def from_json(cls, text: str) -> Outcome:
-        """The inverse of :meth:`to_json`; a replayed outcome counts as acted."""
+        """The inverse of :meth:`to_json`: the act's recorded result, replayed."""
         data = json.loads(text)
-        return cls(data["c"], data["s"], data["e"], True, data["i"])
+        return cls(data["c"], data["s"], data["e"], True, data["i"], replayed=True)
 
 
 Once = Callable[[Callable[[], Outcome]], Outcome]

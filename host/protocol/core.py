@@ -202,7 +202,7 @@ class ToolHost:
             if recorded is not None:
                 # NOTE: the act already ran for this call (a retried final round). Reads may no
                 # longer hold (the ticket is deleted), so answer from the record before running.
-                fields.update(outcome="complete", acted=True, replayed=True)
+                fields.update(outcome="complete", acted=False, replayed=True)
                 return Finished(Outcome.from_json(recorded))
             answers = dict(state.answers)
             answers.update(
@@ -231,9 +231,12 @@ class ToolHost:
                 round=ctx.round + 1,
             )
             return Asked(result.questions, next_state)
+        if state is not None and not result.acted:
+            result = self._settle(nonce, result)
         fields.update(
             outcome="error" if result.is_error else "complete",
-            acted=result.acted,
+            acted=result.acted and not result.replayed,
+            replayed=result.replayed,
             incident=result.incident,
         )
         return Finished(result)
@@ -253,6 +256,20 @@ class ToolHost:
                 INVALID_PARAMS, exc.message, {"key": exc.key, "errors": exc.errors}
             ) from None
 
+    def _settle(self, nonce: str, outcome: Outcome) -> Outcome:
+        """A later round that did not act: if a copy of it did act, answer with that record.
+
+        NOTE: concurrent copies of a final round race: one acts, and the others may see the
+        act's effect in their reads (a deleted ticket) and end in an error before reaching the
+        once-guard. The effect only ever happens inside the winner's claim, so waiting on that
+        claim here turns every such copy into the recorded result.
+        """
+        try:
+            recorded = self.store.once(_act_key(nonce), self.act_ttl_s, _no_act)
+        except _NoAct:
+            return outcome
+        return Outcome.from_json(recorded)
+
     def _context(
         self, machine: Machine, principal: str, state: CallState | None, nonce: str
     ) -> CallContext:
@@ -269,10 +286,27 @@ class ToolHost:
             key, ttl = _act_key(nonce), self.act_ttl_s
 
             def once(act: Callable[[], Outcome]) -> Outcome:
-                return Outcome.from_json(self.store.once(key, ttl, lambda: act().to_json()))
+                ran: list[Outcome] = []
+
+                def record() -> str:
+                    ran.append(act())
+                    return ran[0].to_json()
+
+                recorded = self.store.once(key, ttl, record)
+                # NOTE: the caller that ran the act keeps its own outcome; concurrent copies
+                # of the final round get the record, marked as replayed in the log.
+                return ran[0] if ran else Outcome.from_json(recorded)
 
             ctx.once = once
         return ctx
+
+
+class _NoAct(Exception):
+    """Raised inside a claim to find out, without acting, whether the act ran or is running."""
+
+
+def _no_act() -> str:
+    raise _NoAct
 
 
 def _act_key(nonce: str) -> str:

@@ -1,0 +1,99 @@
+"""``host``: the command line. One subcommand per module under :mod:`host.commands`.
+
+To add a command, write ``host/commands/NAME.py`` with ``HELP`` (one line), ``configure(parser)``
+and ``run(args) -> int``, and add its name to :data:`COMMANDS`. Exit codes: what the command
+returns; 2 for bad usage; 3 for an internal failure (a message, no traceback unless HOST_DEBUG=1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from types import ModuleType
+
+from host.errors import HostError
+
+__all__ = ["COMMANDS", "main"]
+
+# One line per subcommand, in the order `host --help` lists them.
+COMMANDS = [
+    "serve",
+    "validate",
+    "schema",
+    "test",
+]
+
+EXIT_INTERNAL = 3
+
+
+def _command(name: str) -> ModuleType:
+    return importlib.import_module(f"host.commands.{name}")
+
+
+def _help(module: ModuleType) -> str:
+    text = getattr(module, "HELP", None) or (module.__doc__ or "").strip().splitlines()[0]
+    return str(text)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``host`` argument parser with every subcommand configured."""
+    parser = argparse.ArgumentParser(
+        prog="host", description="A declarative, YAML-configured tool host for MCP."
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        try:
+            module = _command(name)
+        except Exception as exc:  # one broken command must not break the others
+            sub = commands.add_parser(name, help="(unavailable: it failed to load)")
+            sub.add_argument("rest", nargs=argparse.REMAINDER)
+            sub.set_defaults(run=_broken(name, exc))
+            continue
+        sub = commands.add_parser(name, help=_help(module), description=_help(module))
+        module.configure(sub)
+        sub.set_defaults(run=module.run)
+    return parser
+
+
+def _broken(name: str, exc: Exception) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        raise RuntimeError(f"the '{name}' command failed to load: {type(exc).__name__}: {exc}")
+
+    return run
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``host`` with ``argv`` (default: the process's arguments); the exit status."""
+    debug = os.environ.get("HOST_DEBUG") == "1"
+    try:
+        parser = build_parser()
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # argparse: --help (0) or bad usage (2)
+            return exc.code if isinstance(exc.code, int) else 2
+        return int(args.run(args))
+    except KeyboardInterrupt:
+        return 130
+    except HostError as exc:
+        if debug:
+            traceback.print_exc()
+        print(f"host: {exc.message}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # the one place that turns any failure into exit 3
+        if debug:
+            traceback.print_exc()
+        else:
+            print(
+                f"host: internal error: {type(exc).__name__}: {exc} "
+                "(HOST_DEBUG=1 shows the traceback)",
+                file=sys.stderr,
+            )
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""``host serve``: serve a spec directory under gunicorn, after checking it."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from host.web.serve import ServeOptions, serve
+
+__all__ = ["HELP", "configure", "run"]
+
+HELP = "serve the specs over MCP (Streamable HTTP) under gunicorn"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add ``host serve``'s arguments to its subparser."""
+    defaults = ServeOptions()
+    parser.description = (
+        "Check the specs, then serve them at POST /mcp under gunicorn. Refuses to start when "
+        "the specs have errors. Settings not given here come from HOST_* environment variables."
+    )
+    parser.add_argument(
+        "--specs",
+        type=Path,
+        default=defaults.specs,
+        metavar="DIR",
+        help="spec directory (default: specs)",
+    )
+    parser.add_argument(
+        "--handlers",
+        type=Path,
+        metavar="DIR",
+        help="handlers directory (default: handlers beside the spec directory)",
+    )
+    parser.add_argument(
+        "--bind",
+        default=defaults.bind,
+        metavar="HOST:PORT",
+        help=f"address to listen on (default: {defaults.bind})",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=defaults.workers,
+        metavar="N",
+        help=f"gunicorn worker processes (default: {defaults.workers})",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=defaults.threads,
+        metavar="N",
+        help=f"threads per worker (default: {defaults.threads})",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=int,
+        default=defaults.timeout,
+        metavar="SECONDS",
+        help=f"gunicorn worker timeout (default: {defaults.timeout})",
+    )
+    parser.add_argument(
+        "--reload",
+        action="store_true",
+        help="restart workers when code or specs change (development)",
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        metavar="DIR",
+        help="where the store, the generated secret and handler data live "
+        "(default: $HOST_DATA_DIR or .host)",
+    )
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="sqlite:///path or redis://host:port/db (default: $HOST_STORE or a "
+        "SQLite file in the data directory)",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the specs and print the gunicorn command instead of running it",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check and serve; returns only on errors (or with ``--dry-run``)."""
+    if args.workers < 1 or args.threads < 1:
+        print("host serve: --workers and --threads must be at least 1")
+        return 2
+    options = ServeOptions(
+        specs=args.specs, handlers=args.handlers, bind=args.bind, workers=args.workers,
+        threads=args.threads, timeout=args.timeout, reload=args.reload,
+        data_dir=args.data_dir, store=args.store,
+    )  # fmt: skip
+    if not args.specs.is_dir():
+        print(f"host serve: no spec directory {args.specs}")
+        return 2
+    result = serve(options, exec_=not args.dry_run)
+    if isinstance(result, int):
+        return result
+    print(" ".join(result))
+    return 0

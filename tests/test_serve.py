@@ -1,0 +1,277 @@
+"""``host serve`` for real: gunicorn workers, two instances on one Redis, at most one act.
+
+Each server here is the real command line (``host serve``) on a free 127.0.0.1 port, stopped at
+the end of its test. Rounds of one call are sent on different connections that are known to be
+held by different worker processes (found from the ``pid`` of the JSON log lines), so "the second
+round landed on another worker" is a fact the test checks, not a hope.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from host.web.serve import ServeOptions, ensure_secret, gunicorn_argv, worker_env
+
+ROOT = Path(__file__).resolve().parent.parent
+VERSION = "2026-07-28"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Server:
+    """A running ``host serve`` and its log."""
+
+    def __init__(self, port: int, log: Path) -> None:
+        self.port = port
+        self.log = log
+
+    def connect(self) -> http.client.HTTPConnection:
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=15)
+
+    def calls(self) -> list[dict[str, Any]]:
+        """Every ``tool_call`` log line written so far."""
+        lines = []
+        for raw in self.log.read_text().splitlines():
+            if raw.startswith("{"):
+                line = json.loads(raw)
+                if line.get("event") == "tool_call":
+                    lines.append(line)
+        return lines
+
+
+@contextmanager
+def serving(tmp_path: Path, name: str, *args: str, **env: str) -> Iterator[Server]:
+    port = _free_port()
+    log = tmp_path / f"{name}.log"
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("HOST_", "HELPDESK_"))}
+    environ.update(HOST_DATA_DIR=str(tmp_path / name), **env)
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "host", "serve", "--specs", str(ROOT / "specs"),
+             "--bind", f"127.0.0.1:{port}", *args],
+            env=environ, cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2):
+                        break
+                except OSError:
+                    pass
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"host serve did not start:\n{log.read_text()}", pytrace=False)
+                time.sleep(0.1)
+            yield Server(port, log)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def call(
+    conn: http.client.HTTPConnection, name: str, arguments: dict[str, Any], **extra: Any
+) -> dict[str, Any]:
+    """One modern tools/call on a kept-alive connection; the JSON-RPC result."""
+    params = {
+        "name": name,
+        "arguments": arguments,
+        **extra,
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+        },
+    }
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+    conn.request(
+        "POST",
+        "/mcp",
+        body,
+        {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": VERSION,
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": name,
+        },
+    )
+    response = conn.getresponse()
+    payload = json.loads(response.read())
+    assert "result" in payload, payload
+    result: dict[str, Any] = payload["result"]
+    return result
+
+
+def worker_of(server: Server, conn: http.client.HTTPConnection) -> int:
+    """The pid of the worker holding ``conn`` (a read-only call, then its log line)."""
+    before = len(server.calls())
+    call(conn, "list_outbox", {})
+    deadline = time.monotonic() + 5
+    while len(server.calls()) == before and time.monotonic() < deadline:
+        time.sleep(0.02)
+    pid: int = server.calls()[-1]["pid"]
+    return pid
+
+
+def connections_on_two_workers(
+    server: Server,
+) -> tuple[http.client.HTTPConnection, http.client.HTTPConnection]:
+    """Two kept-alive connections held by two different worker processes.
+
+    NOTE: an idle gunicorn tends to hand one new connection after another to the same worker;
+    connections opened together, before any is used, are shared out between the workers.
+    """
+    for _ in range(10):
+        batch = [server.connect() for _ in range(16)]
+        for conn in batch:
+            conn.connect()
+        by_worker: dict[int, http.client.HTTPConnection] = {}
+        for conn in batch:
+            by_worker.setdefault(worker_of(server, conn), conn)
+        if len(by_worker) >= 2:
+            first, second = list(by_worker.values())[:2]
+            return first, second
+    pytest.fail("ten batches of 16 connections all landed on the same worker")
+
+
+def final_round(first: dict[str, Any], content: dict[str, Any]) -> dict[str, Any]:
+    (key,) = first["inputRequests"]
+    return {
+        "inputResponses": {key: {"action": "accept", "content": content}},
+        "requestState": first["requestState"],
+    }
+
+
+def outbox(conn: http.client.HTTPConnection) -> list[str]:
+    emails: list[str] = call(conn, "list_outbox", {})["structuredContent"]["emails"]
+    return emails
+
+
+@pytest.fixture(scope="module")
+def two_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    tmp_path = tmp_path_factory.mktemp("serve")
+    with serving(tmp_path, "host", "--workers", "2", "--threads", "8") as server:
+        yield server
+
+
+def test_a_question_asked_by_one_worker_is_answered_by_another(two_workers: Server) -> None:
+    a, b = connections_on_two_workers(two_workers)
+    first = call(a, "close_ticket", {"id": "T-1"})
+    assert first["resultType"] == "input_required"
+    done = call(b, "close_ticket", {"id": "T-1"}, **final_round(first, {"confirm": True}))
+    assert done["resultType"] == "complete"
+    assert done["structuredContent"] == {"id": "T-1", "closed": True}
+    rounds = [c for c in two_workers.calls() if c["tool"] == "close_ticket"]
+    assert [c["round"] for c in rounds[-2:]] == [1, 2]
+    assert rounds[-2]["pid"] != rounds[-1]["pid"]
+    assert outbox(a) == ['To the customer of T-1: "Cannot log in" is resolved.']
+
+
+def test_fifty_concurrent_final_rounds_act_once(two_workers: Server) -> None:
+    conn = two_workers.connect()
+    seen = len(two_workers.calls())
+    first = call(conn, "close_ticket", {"id": "T-2"})
+    final = final_round(first, {"confirm": True})
+
+    def retry(_: int) -> dict[str, Any]:
+        mine = two_workers.connect()
+        try:
+            return call(mine, "close_ticket", {"id": "T-2"}, **final)
+        finally:
+            mine.close()
+
+    with ThreadPoolExecutor(max_workers=50) as pool:
+        results = list(pool.map(retry, range(50)))
+    assert all(r["structuredContent"] == {"id": "T-2", "closed": True} for r in results)
+    finals = [c for c in two_workers.calls()[seen:] if c["round"] == 2]
+    assert len(finals) == 50
+    assert len({c["pid"] for c in finals}) == 2, "the copies should reach both workers"
+    assert sum(1 for c in finals if c["acted"]) == 1
+    assert all(c["outcome"] == "complete" for c in finals)
+    about_t2 = [e for e in outbox(conn) if "T-2" in e]
+    assert about_t2 == ['To the customer of T-2: "Invoice total is wrong" is resolved.']
+
+
+def test_two_instances_share_a_secret_and_a_redis_store(tmp_path: Path, redis_url: str) -> None:
+    shared = {
+        "HOST_SECRET": "one-secret-for-every-instance",
+        "HOST_STORE": redis_url,
+        # Both instances act on one database, as two machines would on a shared one.
+        "HELPDESK_DB": str(tmp_path / "helpdesk.db"),
+    }
+    with (
+        serving(tmp_path, "one", "--workers", "1", **shared) as one,
+        serving(tmp_path, "two", "--workers", "1", **shared) as two,
+    ):
+        first = call(one.connect(), "delete_ticket", {"id": "T-3"})
+        assert first["resultType"] == "input_required"
+        final = final_round(first, {"confirm": True})
+
+        def retry(_: int) -> dict[str, Any]:
+            conn = two.connect()
+            try:
+                return call(conn, "delete_ticket", {"id": "T-3"}, **final)
+            finally:
+                conn.close()
+
+        with ThreadPoolExecutor(max_workers=10) as pool:
+            results = list(pool.map(retry, range(10)))
+        # A late retry on the first instance gets the same recorded result.
+        results.append(call(one.connect(), "delete_ticket", {"id": "T-3"}, **final))
+        assert all(r["structuredContent"] == {"id": "T-3", "deleted": True} for r in results)
+        acts = [c for c in one.calls() + two.calls() if c["tool"] == "delete_ticket"]
+        assert sum(1 for c in acts if c.get("acted")) == 1
+        assert sum(1 for c in acts if c.get("replayed")) == 10
+        gone = call(two.connect(), "delete_ticket", {"id": "T-3"})
+        assert gone["isError"] is True
+
+
+def test_serve_refuses_broken_specs_and_prints_where(tmp_path: Path) -> None:
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "bad.yaml").write_text("kind: tool\nname: x\ndescription: d\nsteps: []\nbogus: 1\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "host", "serve", "--specs", str(specs)],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert f"{specs / 'bad.yaml'}:5:1: error:" in proc.stderr
+    assert "not serving" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_the_generated_secret_is_kept_and_reused(tmp_path: Path) -> None:
+    first = ensure_secret(tmp_path)
+    assert ensure_secret(tmp_path) == first
+    assert (tmp_path / "secret").stat().st_mode & 0o777 == 0o600
+    env = worker_env(ServeOptions(data_dir=tmp_path), {})
+    assert env["HOST_SECRET"] == first
+    assert env["HOST_STORE"] == f"sqlite:///{tmp_path.resolve() / 'store.db'}"
+    assert worker_env(ServeOptions(data_dir=tmp_path), {"HOST_SECRET": "k"})["HOST_SECRET"] == "k"
+
+
+def test_reload_watches_the_specs() -> None:
+    argv = gunicorn_argv(ServeOptions(specs=ROOT / "specs", reload=True))
+    assert "--reload" in argv
+    assert str(ROOT / "specs" / "tickets.yaml") in argv
