@@ -275,3 +275,14 @@ def test_reload_watches_the_specs() -> None:
     argv = gunicorn_argv(ServeOptions(specs=ROOT / "specs", reload=True))
     assert "--reload" in argv
     assert str(ROOT / "specs" / "tickets.yaml") in argv
+
+
+def test_host_call_drives_a_running_host(two_workers: Server, tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{two_workers.port}/mcp"
+    done = subprocess.run(
+        [sys.executable, "-m", "host", "call", "assign_ticket", "--arg", "id=T-4", "--url", url],
+        input="y\n3\n", capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"id": "T-4", "assigned": True, "agent": "Priya"}
+    assert "Who should take T-4" in done.stderr

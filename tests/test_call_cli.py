@@ -1,0 +1,111 @@
+"""``host call``: a tool called from the terminal, its questions asked as real forms."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from host.commands.prompt import Prompter
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def host_call(tmp_path: Path, *args: str, answers: str = "") -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HOST_", "HELPDESK_"))}
+    env["HOST_DATA_DIR"] = str(tmp_path / "data")
+    return subprocess.run(
+        [sys.executable, "-m", "host", "call", *args, "--specs", str(ROOT / "specs")],
+        input=answers, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60,
+    )  # fmt: skip
+
+
+def test_confirm_in_the_terminal_then_the_result_on_stdout(tmp_path: Path) -> None:
+    done = host_call(tmp_path, "close_ticket", "--arg", "id=T-1", answers="y\ny\n")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"id": "T-1", "closed": True}
+    assert 'Close T-1 ("Cannot log in")' in done.stderr
+    emails = host_call(tmp_path, "list_outbox")
+    assert json.loads(emails.stdout) == {
+        "emails": ['To the customer of T-1: "Cannot log in" is resolved.']
+    }
+
+
+def test_declining_and_end_of_input(tmp_path: Path) -> None:
+    declined = host_call(tmp_path, "delete_ticket", "--arg", "id=T-2", answers="n\n")
+    assert json.loads(declined.stdout)["reason"] == "The user didn't confirm (decline)."
+    cancelled = host_call(tmp_path, "delete_ticket", "--arg", "id=T-2")
+    assert json.loads(cancelled.stdout)["reason"] == "The user didn't confirm (cancel)."
+
+
+def test_tool_errors_and_unknown_tools_exit_1(tmp_path: Path) -> None:
+    missing = host_call(tmp_path, "close_ticket", "--arg", "id=T-9")
+    assert missing.returncode == 1
+    assert "There's no ticket T-9." in missing.stdout
+    unknown = host_call(tmp_path, "nope")
+    assert unknown.returncode == 1
+    assert "no tool 'nope'" in unknown.stderr and "close_ticket" in unknown.stderr
+    bad = host_call(tmp_path, "close_ticket", "--arg", "id")
+    assert bad.returncode == 1 and "NAME=VALUE" in bad.stderr
+    assert "Traceback" not in missing.stderr + unknown.stderr + bad.stderr
+
+
+def ask(lines: list[str], schema: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    out = io.StringIO()
+    feed = iter(lines)
+
+    def read(_: str) -> str:
+        try:
+            return next(feed)
+        except StopIteration:
+            raise EOFError from None
+
+    return Prompter(read, out).answer("Question?", schema), out.getvalue()
+
+
+FORM = {
+    "type": "object",
+    "properties": {
+        "agent": {"type": "string", "enum": ["Nour", "Sam"]},
+        "tier": {"type": "string", "oneOf": [{"const": "p1", "title": "Urgent"}]},
+        "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b", "c"]}},
+        "count": {"type": "integer", "default": 3},
+        "notify": {"type": "boolean"},
+        "note": {"type": "string"},
+    },
+    "required": ["agent", "tier", "tags", "notify"],
+}
+
+
+def test_every_kind_of_field_with_retries_on_bad_input() -> None:
+    answer, shown = ask(["", "9", "2", "Urgent", "1, 3", "", "maybe", "y", ""], FORM)
+    assert answer == {
+        "action": "accept",
+        "content": {"agent": "Sam", "tier": "p1", "tags": ["a", "c"], "count": 3, "notify": True},
+    }
+    assert "choose a number from 1 to 2" in shown
+    assert "type y or n" in shown
+    assert "default 3" in shown and "optional" in shown
+
+
+@pytest.mark.parametrize(("first", "action"), [("n", "decline"), ("c", "cancel")])
+def test_decline_and_cancel(first: str, action: str) -> None:
+    assert ask([first], FORM)[0] == {"action": action}
+
+
+def test_end_of_input_or_cancel_mid_form_cancels() -> None:
+    assert ask(["y", "1"], FORM)[0] == {"action": "cancel"}
+    assert ask(["y", ":cancel"], FORM)[0] == {"action": "cancel"}
+
+
+def test_numbers_are_checked() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"]}
+    answer, shown = ask(["y", "", "x", "2.5"], schema)
+    assert answer == {"action": "accept", "content": {"n": 2.5}}
+    assert "type a number" in shown and "an answer is required" in shown
