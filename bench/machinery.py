@@ -1,0 +1,246 @@
+"""Section 2: what the host's own machinery costs per call, in µs, measured in-process.
+
+The host's WSGI app (``host.web.wsgi``, configured by the ``HOST_*`` variables like a gunicorn
+worker) is called directly, without sockets or gunicorn, for plain ``list_outbox`` calls and for
+two-round ``close_ticket`` exchanges. So is the ceiling app (``bench/ceiling.py``, answers of the
+same sizes), and so are the handlers alone. Then:
+
+    machinery = host in-process time - ceiling in-process time - handler time
+
+is what the host adds on top of parsing JSON-RPC and answering with Falcon, not counting the
+user's own code. A cProfile of the same calls splits it into parts (header and ``_meta`` checks,
+argument validation, ``requestState`` seal and open, answer check, template rendering, store
+record, the per-call log line), each counted once at its outermost call and scaled by the
+unprofiled/profiled time ratio, since the profiler slows small functions more than large ones.
+
+Run inside ``bench/run.py``, or alone: ``HOST_SPECS=specs HOST_HANDLERS=bench/handlers
+HOST_DATA_DIR=/tmp/x python -m bench.machinery 2000``.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import importlib
+import io
+import json
+import os
+import pstats
+import sys
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from falcon import testing
+
+from bench import ceiling, loadgen
+from bench.throughput import ASK_ARGS, ASK_TOOL, PLAIN_TOOL, answer_for
+
+__all__ = ["PARTS", "measure"]
+
+App = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+# Each part: the functions (file suffix, function name) whose outermost calls it counts.
+PARTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "headers and _meta checks": (
+        ("host/protocol/modern.py", "read_envelope"),
+        ("host/protocol/modern.py", "is_modern_message"),
+        ("host/web/app.py", "origin_allowed"),
+        ("host/web/app.py", "_accepts_json"),
+    ),
+    "argument validation": (("host/machine/run.py", "check_arguments"),),
+    "requestState seal": (("host/protocol/state.py", "seal"),),
+    "requestState open": (("host/protocol/state.py", "open"),),
+    "answer check": (
+        ("host/machine/forms.py", "check"),
+        ("host/machine/types.py", "digest"),
+    ),
+    "template rendering": (
+        ("host/spec/templates.py", "*"),
+        ("host/machine/forms.py", "render"),
+    ),
+    "store record": (
+        ("host/store/sqlite.py", "once"),
+        ("host/store/sqlite.py", "get"),
+        ("host/store/redis.py", "once"),
+        ("host/store/redis.py", "get"),
+    ),
+    "per-call log line": (("logging/__init__.py", "info"),),
+}
+# The act runs inside the store's once(): its time is the handler's, not the store's.
+_INSIDE_STORE = (("host/machine/run.py", "_act"),)
+_HANDLERS = (("host/machine/bind.py", "__call__"),)
+
+_Func = tuple[str, int, str]
+
+
+def _matches(func: _Func, names: tuple[tuple[str, str], ...]) -> bool:
+    path = func[0].replace(os.sep, "/")
+    return any(path.endswith(f) and name in ("*", func[2]) for f, name in names)
+
+
+def _outermost(stats: dict[_Func, Any], names: tuple[tuple[str, str], ...]) -> float:
+    """Seconds spent in calls to ``names`` that do not come from ``names`` themselves."""
+    total = 0.0
+    for func, (_cc, _nc, _tt, _ct, callers) in stats.items():
+        if not _matches(func, names):
+            continue
+        for caller, (_c, _n, _t, ct) in callers.items():
+            if not _matches(caller, names):
+                total += ct
+    return total
+
+
+def _environ(body: bytes, tool: str) -> dict[str, Any]:
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": loadgen.PROTOCOL_VERSION,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": tool,
+    }
+    env: dict[str, Any] = testing.create_environ(
+        path="/mcp", method="POST", headers=headers, body=body, host="127.0.0.1", port=8000
+    )
+    return env
+
+
+def _call(app: App, env: dict[str, Any], body: bytes) -> bytes:
+    env = dict(env)
+    env["wsgi.input"] = io.BytesIO(body)
+    env["CONTENT_LENGTH"] = str(len(body))
+    status: list[str] = []
+    out = b"".join(app(env, lambda s, h, *a: status.append(s)))
+    if not status or not status[0].startswith("200"):
+        raise RuntimeError(f"HTTP {status[0] if status else '?'}: {out[:300]!r}")
+    return out
+
+
+class _Client:
+    """Pre-built plain and exchange calls against one in-process WSGI app."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.plain_body = _body(loadgen.build_request(8000, "tools/call", _plain()))
+        self.plain_env = _environ(self.plain_body, PLAIN_TOOL)
+        first = loadgen.build_request(8000, "tools/call", _ask())
+        self.ask_body = _body(first)
+        self.ask_env = _environ(self.ask_body, ASK_TOOL)
+        asked = json.loads(_call(app, self.ask_env, self.ask_body))["result"]
+        self.work = loadgen.Exchange.build(
+            8000, ASK_TOOL, ASK_ARGS, answer_for(asked.get("inputRequests") or {})
+        )
+
+    def plain(self) -> bytes:
+        return _call(self.app, self.plain_env, self.plain_body)
+
+    def exchange(self) -> tuple[bytes, bytes]:
+        asked = _call(self.app, self.ask_env, self.ask_body)
+        at = asked.find(b'"requestState"')
+        start = asked.find(b'"', at + len(b'"requestState"')) + 1
+        second = _body(self.work.second(asked[start : asked.find(b'"', start)]))
+        return asked, _call(self.app, self.ask_env, second)
+
+
+def _plain() -> dict[str, Any]:
+    return {"name": PLAIN_TOOL, "arguments": {}}
+
+
+def _ask() -> dict[str, Any]:
+    return {"name": ASK_TOOL, "arguments": ASK_ARGS}
+
+
+def _body(request: bytes) -> bytes:
+    return request.split(b"\r\n\r\n", 1)[1]
+
+
+def _per_op(fn: Callable[[], object], n: int, repeats: int = 3) -> float:
+    """Best-of-``repeats`` seconds per call of ``fn``."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(n):
+            fn()
+        best = min(best, (time.perf_counter() - start) / n)
+    return best
+
+
+def _profile(fn: Callable[[], object], n: int) -> tuple[dict[_Func, Any], float]:
+    profiler = cProfile.Profile()
+    start = time.perf_counter()
+    profiler.enable()
+    for _ in range(n):
+        fn()
+    profiler.disable()
+    elapsed = (time.perf_counter() - start) / n
+    stats: dict[_Func, Any] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    return stats, elapsed
+
+
+def _parts(stats: dict[_Func, Any], n: int, scale: float) -> dict[str, float]:
+    parts = {name: _outermost(stats, funcs) for name, funcs in PARTS.items()}
+    parts["store record"] -= _outermost(stats, _INSIDE_STORE)
+    parts["handlers (user code)"] = _outermost(stats, _HANDLERS)
+    return {name: max(0.0, 1e6 * seconds * scale / n) for name, seconds in parts.items()}
+
+
+def measure(n: int = 2000) -> dict[str, Any]:
+    """Time ``n`` plain calls and ``n`` exchanges in-process; the figures in µs as a dict."""
+    from host.web.wsgi import app as host_app  # the worker's app, from HOST_* variables
+
+    handlers_dir = os.environ.get("HOST_HANDLERS", "handlers")
+    sys.path.insert(0, str(Path(handlers_dir).resolve()))
+    helpdesk: Any = importlib.import_module("helpdesk")
+
+    host = _Client(host_app)
+    plain_size = len(host.plain())
+    asked, done = host.exchange()
+    roof = _Client(ceiling.make_app((plain_size, len(asked), len(done))))
+    warm = max(50, n // 10)
+
+    def read_handler() -> None:
+        helpdesk.list_outbox()
+
+    def exchange_handlers() -> None:
+        ticket = helpdesk.get_ticket(ASK_ARGS["id"])
+        helpdesk.get_ticket(ASK_ARGS["id"])
+        helpdesk.close_ticket(ASK_ARGS["id"], ticket)
+
+    # NOTE: plain calls first: every exchange adds an email that list_outbox then returns.
+    _per_op(host.plain, warm, 1)
+    plain_total = _per_op(host.plain, n)
+    plain_roof = _per_op(roof.plain, n)
+    plain_handler = _per_op(read_handler, n)
+    plain_stats, plain_profiled = _profile(host.plain, n)
+    _per_op(host.exchange, warm, 1)
+    exchange_total = _per_op(host.exchange, n)
+    exchange_roof = _per_op(roof.exchange, n)
+    exchange_handler = _per_op(exchange_handlers, n)
+    exchange_stats, exchange_profiled = _profile(host.exchange, n)
+
+    plain_parts = _parts(plain_stats, n, plain_total / plain_profiled)
+    exchange_parts = _parts(exchange_stats, n, exchange_total / exchange_profiled)
+    plain_machinery = 1e6 * (plain_total - plain_roof - plain_handler)
+    exchange_machinery = 1e6 * (exchange_total - exchange_roof - exchange_handler)
+    return {
+        "calls": n,
+        "plain_us": {
+            "host": 1e6 * plain_total,
+            "ceiling": 1e6 * plain_roof,
+            "handlers": 1e6 * plain_handler,
+            "machinery": plain_machinery,
+        },
+        "exchange_us": {
+            "host": 1e6 * exchange_total,
+            "ceiling": 1e6 * exchange_roof,
+            "handlers": 1e6 * exchange_handler,
+            "machinery": exchange_machinery,
+        },
+        "parts_us": {name: [plain_parts[name], exchange_parts[name]] for name in plain_parts},
+        # The figure held to the target: the worse of a plain call and one request of an exchange.
+        "machinery_us": max(plain_machinery, exchange_machinery / 2),
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(measure(int(sys.argv[1]) if len(sys.argv) > 1 else 2000), indent=2))

@@ -1,0 +1,270 @@
+"""The benchmark's ratios, their targets, and the printed report."""
+
+from __future__ import annotations
+
+import platform
+from typing import TYPE_CHECKING, Any
+
+from bench.report import Check, table
+
+if TYPE_CHECKING:
+    from bench.run import Bench
+    from bench.throughput import Measured, TargetRun
+
+__all__ = ["build_checks", "render", "validate_seconds"]
+
+# The issue's targets.
+PLAIN_VS_SDK = 2.0
+PLAIN_VS_CEILING = 0.60
+EXCHANGE_VS_SDK = 3.0
+EXCHANGE_COST = 2.2
+MACHINERY_US = 100.0
+STARTUP_S = 2.0
+RSS_MB = 60.0
+VALIDATE_S = 3.0
+
+
+def _m(bench: Bench, label: str, kind: str) -> Measured | None:
+    run = bench.runs.get(label)
+    if run is None or run.error:
+        return None
+    measured: Measured | None = getattr(run, kind)
+    return measured
+
+
+def _ratio(a: Measured | None, b: Measured | None) -> float | None:
+    if a is None or b is None or not b.result.rate:
+        return None
+    return a.result.rate / b.result.rate
+
+
+def _cpu_ratio(a: Measured | None, b: Measured | None) -> str:
+    if a is None or b is None or not a.server_cpu_us:
+        return ""
+    return f"by server CPU: {b.server_cpu_us / a.server_cpu_us:.2f}x"
+
+
+def _at_least(value: float | None, target: float) -> bool | None:
+    return None if value is None else value >= target
+
+
+def _below(value: float | None, target: float) -> bool | None:
+    return None if value is None else value < target
+
+
+def validate_seconds(result: dict[str, Any] | None) -> float | None:
+    """The seconds figure in ``validate_bench.main``'s dict (the first key that names seconds)."""
+    if not result:
+        return None
+    for key, value in result.items():
+        if isinstance(value, int | float) and (
+            key in ("seconds", "elapsed", "time") or key.endswith(("_s", "seconds"))
+        ):
+            return float(value)
+    return None
+
+
+def _versus(name: str, a: Measured | None, b: Measured | None, floor: float = 0.0) -> Check:
+    """``a / b`` by throughput, held to ``>= floor`` when one is given."""
+    value = _ratio(a, b)
+    if not floor:
+        return Check(name, value, note=_cpu_ratio(a, b))
+    return Check(name, value, "x", f">= {floor}", _at_least(value, floor), _cpu_ratio(a, b))
+
+
+def build_checks(bench: Bench) -> list[Check]:
+    """Every ratio of the report, each against a baseline measured in this run."""
+    host_p, host_x = _m(bench, "host", "plain"), _m(bench, "host", "exchange")
+    sdk_p, sdk_x = _m(bench, "sdk-fastest", "plain"), _m(bench, "sdk-fastest", "exchange")
+    dflt_p, dflt_x = _m(bench, "sdk-default", "plain"), _m(bench, "sdk-default", "exchange")
+    ceil_p, ceil_x = _m(bench, "ceiling", "plain"), _m(bench, "ceiling", "exchange")
+    two = "host-2-workers-unpinned"
+    checks = [
+        _versus("plain call: host / SDK fastest", host_p, sdk_p, PLAIN_VS_SDK),
+        _versus("plain call: host / SDK default", host_p, dflt_p),
+        _versus("plain call: host / ceiling", host_p, ceil_p, PLAIN_VS_CEILING),
+        _versus("exchange: host / SDK fastest", host_x, sdk_x, EXCHANGE_VS_SDK),
+        _versus("exchange: host / SDK default", host_x, dflt_x),
+        _versus("exchange: host / ceiling", host_x, ceil_x),
+    ]
+    cost = _ratio(host_p, host_x)
+    note = ""
+    if host_p and host_x and host_p.server_cpu_us:
+        note = f"by server CPU: {host_x.server_cpu_us / host_p.server_cpu_us:.2f}x"
+    ok = None if cost is None else cost <= EXCHANGE_COST
+    checks.append(
+        Check("exchange cost / plain call (host)", cost, "x", f"<= {EXCHANGE_COST}", ok, note)
+    )
+    checks.append(
+        _versus("host 2 workers unpinned / 1 pinned, plain", _m(bench, two, "plain"), host_p)
+    )
+    checks.append(
+        _versus("host 2 workers unpinned / 1 pinned, exchange", _m(bench, two, "exchange"), host_x)
+    )
+    used = (bench.machinery or {}).get("machinery_us")
+    checks.append(
+        Check(
+            "host machinery per call",
+            used,
+            "µs",
+            f"< {MACHINERY_US:.0f} µs",
+            _below(used, MACHINERY_US),
+            bench.machinery_error or "",
+        )
+    )
+    big = next((r for r in bench.scale_runs if r.tools == 1000 and not r.error), None)
+    startup = big.create_s if big else None
+    rss = max(big.worker_rss_mb) if big and big.worker_rss_mb else None
+    why = "" if big else "needs the full run with the host"
+    checks.append(
+        Check("start-up, 1,000 tools (create_app)", startup, "s", f"< {STARTUP_S:.0f} s",
+              _below(startup, STARTUP_S), why)
+    )  # fmt: skip
+    checks.append(
+        Check(
+            "RSS per worker, 1,000 tools", rss, "MB", f"< {RSS_MB:.0f} MB", _below(rss, RSS_MB), why
+        )
+    )
+    seconds = validate_seconds(bench.validate)
+    size = (bench.validate or {}).get("tools") or (bench.validate or {}).get("n") or 1000
+    checks.append(
+        Check(f"host validate, {size} specs", seconds, "s", f"< {VALIDATE_S:.0f} s",
+              _below(seconds, VALIDATE_S) if size == 1000 else None, bench.validate_error or "")
+    )  # fmt: skip
+    return checks
+
+
+def _run_rows(bench: Bench) -> list[list[str]]:
+    rows: list[list[str]] = []
+    for label, run in bench.runs.items():
+        if run.error:
+            rows.append([label, "-", "-", "-", "-", "-", "-", "-", "-", "-", run.error[:120]])
+            continue
+        for kind in ("plain", "exchange"):
+            measured: Measured | None = getattr(run, kind)
+            if measured is None:
+                continue
+            r = measured.result
+            rates = [m.result.rate for m in getattr(run, f"{kind}_runs")]
+            spread = f"best of {len(rates)} ({min(rates):,.0f}-{max(rates):,.0f})"
+            rss = "/".join(f"{x:.0f}" for x in run.rss_mb)
+            rows.append([
+                label, kind, f"{r.operations}", f"{r.rate:,.0f}", f"{r.p(50):.2f}",
+                f"{r.p(99):.2f}", f"{measured.server_cpu_us:,.0f}", f"{r.client_cpu_us:.0f}",
+                f"{r.errors}", rss, spread if len(rates) > 1 else "",
+            ])  # fmt: skip
+    return rows
+
+
+def _machinery_rows(bench: Bench) -> list[list[str]]:
+    m = bench.machinery or {}
+    plain, exchange = m.get("plain_us", {}), m.get("exchange_us", {})
+    rows = [
+        [f"whole call: {k}", f"{plain.get(k, 0):,.1f}", f"{exchange.get(k, 0):,.1f}"]
+        for k in ("host", "ceiling", "handlers")
+    ]
+    used = (plain.get("machinery", 0.0), exchange.get("machinery", 0.0))
+    rows.append(
+        ["= host machinery (host - ceiling - handlers)", f"{used[0]:,.1f}", f"{used[1]:,.1f}"]
+    )
+    parts = m.get("parts_us", {})
+    for name, (p, x) in parts.items():
+        if name != "handlers (user code)":
+            rows.append([f"  of which {name} (profile)", f"{p:,.1f}", f"{x:,.1f}"])
+    named = [sum(v[i] for k, v in parts.items() if k != "handlers (user code)") for i in (0, 1)]
+    rest = (used[0] - named[0], used[1] - named[1])
+    rows.append(
+        ["  of which the rest of the host (remainder)", f"{rest[0]:,.1f}", f"{rest[1]:,.1f}"]
+    )
+    return rows
+
+
+def _loadgen_line(run: TargetRun | None) -> str:
+    if run is None or run.error or run.plain is None:
+        return "load generator: no ceiling run to measure it against"
+    r = run.plain.result
+    top = 1e6 / r.client_cpu_us if r.client_cpu_us else 0.0
+    return (
+        f"load generator: {r.client_cpu_us:.0f} µs CPU per request against the ceiling "
+        f"({r.rate:,.0f} calls/s), so it could drive about {top:,.0f} requests/s on its core"
+    )
+
+
+def render(bench: Bench, seconds: float) -> str:
+    """The whole printed report."""
+    pin = (
+        f"server pinned to CPU {sorted(bench.server_cpus or [])}, load generator to "
+        f"{sorted(bench.client_cpus)}"
+        if bench.pinned
+        else "one CPU: nothing pinned"
+    )
+    plan = bench.plan
+    out = [
+        f"host benchmarks: {'quick smoke run' if bench.quick else 'full run'} in {seconds:.0f} s; "
+        f"Python {platform.python_version()}; {pin}",
+        f"{plan.calls} plain calls and {plan.exchanges} exchanges per timed run, "
+        f"{plan.concurrency} keep-alive connections, after {plan.warmup} warm-up operations; "
+        f"{plan.rounds} round(s) per server, interleaved, the best kept",
+        "",
+        "Ratios (each against a baseline measured in this run; targets are the issue's)",
+        table(
+            ["metric", "value", "target", "verdict", "note"], [c.cells() for c in bench.checks()]
+        ),
+        "",
+        "Raw figures: tools/call on loopback (exchange = question, answer, act; 2 requests)",
+        table(
+            [
+                "server",
+                "workload",
+                "ops",
+                "ops/s",
+                "p50 ms",
+                "p99 ms",
+                "server CPU µs/op",
+                "client CPU µs/req",
+                "errors",
+                "RSS MB",
+                "note",
+            ],
+            _run_rows(bench),
+        ),
+        _loadgen_line(bench.runs.get("ceiling")),
+    ]
+    if bench.machinery:
+        out += ["", "Host machinery per call, µs, in-process (no sockets, no gunicorn)"]
+        out.append(table(["part", "plain call", "exchange (2 requests)"], _machinery_rows(bench)))
+    if bench.scale_runs:
+        rows = []
+        for s in bench.scale_runs:
+            if s.error:
+                rows.append([f"{s.tools}", "-", "-", "-", "-", "-", s.error[:120]])
+                continue
+            listing = f"{sorted(s.list_ms)[len(s.list_ms) // 2]:.1f}" if s.list_ms else "-"
+            rows.append([
+                f"{s.tools}", f"{s.import_s:.2f}", f"{s.create_s:.3f}",
+                f"{s.launch_to_ready_s:.2f}", "/".join(f"{x:.0f}" for x in s.worker_rss_mb),
+                listing, f"{s.listed} tools, {s.list_bytes:,} bytes",
+            ])  # fmt: skip
+        out += [
+            "",
+            "Scale with the number of tools (one gunicorn worker)",
+            table(
+                [
+                    "tools",
+                    "import s",
+                    "create_app s",
+                    "launch->ready s",
+                    "RSS MB/worker",
+                    "tools/list p50 ms",
+                    "listing",
+                ],
+                rows,
+            ),
+        ]
+    if bench.validate is not None:
+        out += ["", f"host validate: {bench.validate}"]
+    for note in bench.notes:
+        out.append(f"note: {note}")
+    for error in bench.errors:
+        out.append(f"ERROR: {error}")
+    return "\n".join(out)
