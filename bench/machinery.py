@@ -13,7 +13,7 @@ argument validation, ``requestState`` seal and open, answer check, template rend
 record, the per-call log line), each counted once at its outermost call and scaled by the
 unprofiled/profiled time ratio, since the profiler slows small functions more than large ones.
 
-Run inside ``bench/run.py``, or alone: ``HOST_SPECS=specs HOST_HANDLERS=bench/handlers
+Run inside ``bench/run.py``, or alone: ``HOST_SPECS=specs HOST_HANDLERS=handlers
 HOST_DATA_DIR=/tmp/x python -m bench.machinery 2000``.
 """
 

@@ -285,8 +285,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--handlers",
-        default=str(ROOT / "bench" / "handlers"),
-        help="handlers directory both servers use (default: bench/handlers)",
+        default=str(ROOT / "handlers"),
+        help="handlers directory both servers use (default: the example's handlers/)",
     )
     parser.add_argument("--json", help="also write every raw figure to this JSON file")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory and logs")

@@ -19,7 +19,7 @@ Environment:
   the form the SDK's elicitation guide recommends.
 - ``SDK_BENCH_SECRET``: hex key (at least 32 bytes) that seals ``requestState``; shared by all
   workers, as the SDK's deployment guide asks. Random when unset.
-- ``SDK_BENCH_HANDLERS``: the handlers directory (default ``bench/handlers``).
+- ``SDK_BENCH_HANDLERS``: the handlers directory (default: the example's ``handlers/``).
 
 Tools and resolvers are ``async def``: a plain ``def`` runs in a worker thread, which costs the
 SDK about a quarter of its throughput here; the SQLite calls are short enough to run inline.
@@ -55,7 +55,7 @@ from pydantic import BaseModel, Field
 # NOTE: a handlers directory is not a package; put it on sys.path as the host does, so both
 # servers import the very same module.
 _HANDLERS = os.environ.get("SDK_BENCH_HANDLERS") or str(
-    Path(__file__).resolve().parent / "handlers"
+    Path(__file__).resolve().parent.parent / "handlers"
 )
 sys.path.insert(0, _HANDLERS)
 helpdesk: Any = importlib.import_module("helpdesk")

@@ -3,7 +3,7 @@
 Tool ``i`` takes the shape ``i % 3``: a read-only listing (``list_outbox``), a read, a yes/no
 question and an act (``close_ticket``), or a read, a conditional form and an act
 (``assign_ticket``). Every tool calls the help-desk handlers, so a generated directory serves and
-validates with ``HOST_HANDLERS`` pointing at either ``handlers/`` or ``bench/handlers/``.
+validates with ``HOST_HANDLERS`` pointing at ``handlers/``.
 """
 
 from __future__ import annotations

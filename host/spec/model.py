@@ -1,4 +1,4 @@
-"""The typed model of a checked spec directory: frozen dataclasses, each knowing where it was written.
+"""The typed model of a checked spec directory: frozen dataclasses that know where they stand.
 
 The loader and checker build these; the machine compiler reads them. Nothing here knows HTTP or
 JSON-RPC. Templates are kept as their source text; they are compiled once, by the machine.
@@ -160,7 +160,7 @@ class Tool:
 
 @dataclass(frozen=True)
 class Project:
-    """A whole checked spec directory: the server, its tools in a stable order, and where handlers live."""
+    """A checked spec directory: the server, its tools in a stable order, where handlers live."""
 
     server: Server
     tools: tuple[Tool, ...]

@@ -1,0 +1,67 @@
+"""``host validate [PATH ...]``: check specs and handlers, and print every problem found.
+
+Exit status: 0 when clean (warnings allowed unless ``--strict``), 1 when problems were found,
+2 for bad usage (a PATH that does not exist), 3 for an internal failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from host.spec.check import check_project
+from host.spec.report import format_diagnostics
+
+__all__ = ["HELP", "configure", "run"]
+
+HELP = "check specs and handlers; print every problem with its place"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add ``host validate``'s arguments to its subparser."""
+    parser.description = (
+        "Check spec files and directories (default: $HOST_SPECS or specs) as one project and print "
+        "every problem as file:line:col: severity: message [rule]. Exits 0 when clean, 1 when "
+        "problems were found, 2 for bad usage."
+    )
+    parser.add_argument(
+        "paths", nargs="*", type=Path, metavar="PATH", help="spec directories or YAML files"
+    )
+    parser.add_argument(
+        "--handlers",
+        type=Path,
+        metavar="DIR",
+        help="the handlers directory (default: $HOST_HANDLERS or `handlers` beside the specs)",
+    )
+    parser.add_argument(
+        "--import",
+        dest="import_handlers",
+        action="store_true",
+        help="also import handler modules (runs their top-level code), not only parse them",
+    )
+    parser.add_argument(
+        "--format", choices=("text", "json", "sarif"), default="text", help="output format"
+    )
+    parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate; the exit status (see the module's docstring)."""
+    paths: list[Path] = args.paths or [Path(os.environ.get("HOST_SPECS") or "specs")]
+    missing = [p for p in paths if not p.exists()]
+    if missing:
+        for path in missing:
+            print(f"host validate: {path}: no such file or directory", file=sys.stderr)
+        return 2
+    handlers: Path | None = args.handlers
+    if handlers is None and os.environ.get("HOST_HANDLERS"):
+        handlers = Path(os.environ["HOST_HANDLERS"])
+    result = check_project(paths, handlers, import_handlers=args.import_handlers)
+    output = format_diagnostics(result.diagnostics, args.format)
+    if output and (result.diagnostics or args.format != "text"):
+        sys.stdout.write(output)
+    if result.errors or (args.strict and result.warnings):
+        return 1
+    return 0

@@ -1,0 +1,117 @@
+"""Build the typed model from documents that passed the schema pass.
+
+The builder trusts the shape (the schema pass checked it) and only translates: positions from the
+document's :class:`~host.spec.load.Locs`, implied defaults (``type: object``) made explicit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from host.spec.load import Document, Locs
+from host.spec.model import Act, Ask, Confirm, Example, FormField, Read, Server, Step, Tool
+
+__all__ = ["ToolDoc", "build_server", "build_tool"]
+
+
+@dataclass(frozen=True)
+class ToolDoc:
+    """A built tool with the positions of everything written in its document."""
+
+    tool: Tool
+    locs: Locs
+    data: dict[str, Any]
+
+
+def build_server(doc: Document) -> Server:
+    """The ``kind: server`` document as a :class:`Server` (missing keys take the defaults)."""
+    data: dict[str, Any] = doc.data
+    defaults = Server()
+    elicitation = data.get("elicitation") or {}
+    return Server(
+        name=data.get("name", defaults.name),
+        version=data.get("version", defaults.version),
+        instructions=data.get("instructions"),
+        elicitation_enabled=elicitation.get("enabled") is True,
+        pos=doc.locs.value(()),
+    )
+
+
+def build_tool(doc: Document) -> ToolDoc:
+    """The ``kind: tool`` document as a :class:`Tool`, with its positions."""
+    data: dict[str, Any] = doc.data
+    locs = doc.locs
+    steps = tuple(_step(step, ("steps", i), locs) for i, step in enumerate(data["steps"]))
+    output = data.get("output")
+    tool = Tool(
+        name=data["name"],
+        description=data["description"],
+        input=_object_schema(data.get("input")),
+        steps=steps,
+        title=data.get("title"),
+        annotations=dict(data.get("annotations") or {}),
+        output=None if output is None else _object_schema(output),
+        examples=tuple(
+            _example(item, locs.value(("examples", i)))
+            for i, item in enumerate(data.get("examples") or [])
+        ),
+        pos=locs.key(("name",)),
+    )
+    return ToolDoc(tool, locs, data)
+
+
+def _object_schema(schema: dict[str, Any] | None) -> dict[str, Any]:
+    # NOTE: MCP requires inputSchema (and outputSchema) to be `type: object`; writing it in
+    # every spec is noise, so it is implied. Another type is a `schema-type` error, kept as is.
+    result = dict(schema or {})
+    result.setdefault("type", "object")
+    return result
+
+
+def _step(step: dict[str, Any], path: tuple[str | int, ...], locs: Locs) -> Step:
+    pos = locs.value(path)
+    if "read" in step:
+        return Read(step["read"], step["call"], step.get("missing"), pos)
+    if "ask" in step:
+        fields = tuple(
+            _field(name, schema, locs.key((*path, "form", name)))
+            for name, schema in step["form"].items()
+        )
+        return Ask(
+            name=step["ask"],
+            message=step["message"],
+            fields=fields,
+            when=step.get("when"),
+            declined=step.get("declined"),
+            cancelled=step.get("cancelled"),
+            pos=pos,
+        )
+    if "confirm" in step:
+        return Confirm(
+            name=step["confirm"],
+            message=step["message"],
+            label=step.get("label"),
+            when=step.get("when"),
+            declined=step.get("declined"),
+            cancelled=step.get("cancelled"),
+            unticked=step.get("unticked"),
+            pos=pos,
+        )
+    return Act(step["act"], pos)
+
+
+def _field(name: str, schema: dict[str, Any], pos: Any) -> FormField:
+    optional = schema.get("optional") is True
+    clean = {k: v for k, v in schema.items() if k != "optional"}
+    return FormField(name, clean, required=not optional and "default" not in schema, pos=pos)
+
+
+def _example(item: dict[str, Any], pos: Any) -> Example:
+    return Example(
+        name=item["name"],
+        arguments=dict(item.get("arguments") or {}),
+        answers={k: dict(v) for k, v in (item.get("answers") or {}).items()},
+        expect=dict(item.get("expect") or {}),
+        pos=pos,
+    )

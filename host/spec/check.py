@@ -1,0 +1,193 @@
+"""Check a spec directory: load, schema pass, model, then every rule; all problems in one run.
+
+This is the spec layer's entry point: :func:`check_project` for the validator (all diagnostics, the
+project when there is no error), :func:`load_project` for everything that serves (the project, or a
+:class:`~host.errors.SpecError` carrying the diagnostics).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from host.errors import SpecError
+from host.spec.build import ToolDoc, build_server, build_tool
+from host.spec.diagnostics import Diagnostic
+from host.spec.handlers import HandlerIndex
+from host.spec.load import Document, load_paths
+from host.spec.model import Ask, Confirm, Pos, Project, Server
+from host.spec.rules import error, warning
+from host.spec.rules_advice import check_advice
+from host.spec.rules_examples import check_examples
+from host.spec.rules_forms import check_forms
+from host.spec.rules_handlers import check_handlers
+from host.spec.rules_io import check_io
+from host.spec.rules_order import check_names, check_order
+from host.spec.rules_schema import check_shape
+from host.spec.rules_templates import check_templates
+from host.spec.scope import scopes
+
+__all__ = ["CheckResult", "check_project", "default_handlers_dir", "load_project"]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What :func:`check_project` found.
+
+    Attributes:
+        project: The checked project, or None when any diagnostic is an error.
+        diagnostics: Every problem found, sorted by file, line, column and rule.
+    """
+
+    project: Project | None
+    diagnostics: list[Diagnostic]
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        """The diagnostics of severity ``error``."""
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        """The diagnostics of severity ``warning``."""
+        return [d for d in self.diagnostics if d.severity == "warning"]
+
+
+def default_handlers_dir(specs: Path) -> Path:
+    """``handlers/`` beside the specs directory (beside the file's directory for a file)."""
+    directory = specs if specs.is_dir() or not specs.suffix else specs.parent
+    if directory.name in ("", ".", ".."):
+        return directory / ".." / "handlers"
+    return directory.parent / "handlers"
+
+
+def check_project(
+    paths: Sequence[Path | str],
+    handlers_dir: Path | None = None,
+    *,
+    import_handlers: bool = False,
+) -> CheckResult:
+    """Check spec files and directories together as one project.
+
+    Args:
+        paths: Spec directories (every ``*.yaml`` in them) and files.
+        handlers_dir: Where handler modules live; default ``handlers/`` beside the first path.
+        import_handlers: Also import handler modules (``--import``), not only parse them.
+    """
+    given = [Path(p) for p in paths] or [Path("specs")]
+    first = given[0]
+    specs_dir = first if first.is_dir() or not first.suffix else first.parent
+    handlers = handlers_dir if handlers_dir is not None else default_handlers_dir(first)
+    documents, found = load_paths(given)
+    index = HandlerIndex(handlers, import_modules=import_handlers)
+    servers: list[tuple[Document, Server | None]] = []
+    tools: list[ToolDoc] = []
+    names: dict[str, Pos] = {}
+    for doc in documents:
+        shape, buildable = check_shape(doc)
+        found.extend(shape)
+        kind = doc.data.get("kind") if isinstance(doc.data, dict) else None
+        if kind == "server":
+            servers.append((doc, build_server(doc) if buildable else None))
+        elif kind == "tool":
+            found.extend(_duplicate_tool(doc, names))
+            if buildable:
+                tools.append(build_tool(doc))
+    server, known = _server(servers, found)
+    for tool_doc in tools:
+        found.extend(_check_tool(tool_doc, index))
+        if known:
+            found.extend(_elicitation(tool_doc, server, servers))
+    if not tools and not any(d.severity == "error" for d in found):
+        where = Pos(str(first), 0, 0)
+        found.append(warning(where, "no-tools", f"no kind: tool document in {first}"))
+    diagnostics = sorted(set(found))
+    if any(d.severity == "error" for d in diagnostics):
+        return CheckResult(None, diagnostics)
+    ordered = tuple(sorted((t.tool for t in tools), key=lambda t: t.name))
+    return CheckResult(Project(server, ordered, handlers, specs_dir), diagnostics)
+
+
+def load_project(specs_dir: Path | str, handlers_dir: Path | None = None) -> Project:
+    """The checked project in ``specs_dir``.
+
+    Raises:
+        SpecError: with every diagnostic, when any of them is an error.
+    """
+    result = check_project([Path(specs_dir)], handlers_dir)
+    if result.project is None:
+        raise SpecError(result.diagnostics)
+    return result.project
+
+
+def _check_tool(doc: ToolDoc, index: HandlerIndex) -> list[Diagnostic]:
+    names_in_scope = scopes(doc.tool, doc.locs)
+    return [
+        *check_io(doc),
+        *check_order(doc),
+        *check_names(doc),
+        *check_forms(doc),
+        *check_templates(doc, names_in_scope),
+        *check_handlers(doc, names_in_scope, index),
+        *check_examples(doc),
+        *check_advice(doc),
+    ]
+
+
+def _duplicate_tool(doc: Document, names: dict[str, Pos]) -> list[Diagnostic]:
+    name = doc.data.get("name")
+    if not isinstance(name, str):
+        return []
+    pos = doc.locs.value(("name",))
+    first = names.setdefault(name, pos)
+    if first == pos:
+        return []
+    return [
+        error(
+            pos, "duplicate-tool", f"another tool is already called '{name}' ({first}); rename one"
+        ),
+        error(first, "duplicate-tool", f"another tool is also called '{name}' ({pos}); rename one"),
+    ]
+
+
+def _server(
+    servers: list[tuple[Document, Server | None]], found: list[Diagnostic]
+) -> tuple[Server, bool]:
+    """The project's server and whether it is known well enough to judge elicitation."""
+    for doc, _ in servers[1:]:
+        first = servers[0][0].locs.value(())
+        found.append(
+            error(
+                doc.locs.value(()),
+                "duplicate-server",
+                f"a second kind: server document (the first is {first}); keep one",
+            )
+        )
+    if not servers:
+        return Server(), True
+    built = servers[0][1]
+    return (built, True) if built is not None else (Server(), False)
+
+
+def _elicitation(
+    doc: ToolDoc, server: Server, servers: list[tuple[Document, Any]]
+) -> list[Diagnostic]:
+    question = next((s for s in doc.tool.steps if isinstance(s, Ask | Confirm)), None)
+    if question is None or server.elicitation_enabled:
+        return []
+    kind = "ask" if isinstance(question, Ask) else "confirm"
+    if servers:
+        where = servers[0][0].file
+        fix = f"set `elicitation: {{enabled: true}}` in the kind: server document ({where})"
+    else:
+        fix = "add a kind: server document with `elicitation: {enabled: true}` to the specs"
+    return [
+        error(
+            question.pos,
+            "elicitation-disabled",
+            f"'{doc.tool.name}' asks the user ({kind} '{question.name}') but elicitation is not "
+            f"enabled, so every call would fail; {fix}",
+        )
+    ]

@@ -1,0 +1,282 @@
+"""Every rule the validator knows: stable ids, default severity, what it means and how to fix it.
+
+The ids are a public contract (``--format json``/``sarif`` carry them, users silence nothing by
+them yet but grep for them); never rename one. ``docs/spec-language.md`` lists the same table.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from host.spec.diagnostics import Diagnostic, Severity
+from host.spec.model import Pos
+
+__all__ = ["RULES", "Rule", "did_you_mean", "error", "one_of", "warning"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule: its id, severity, a one-line summary and a one-line fix."""
+
+    id: str
+    severity: Severity
+    summary: str
+    fix: str
+
+
+_TABLE: list[tuple[str, Severity, str, str]] = [
+    # Files and YAML.
+    (
+        "read-error",
+        "error",
+        "A spec file cannot be read.",
+        "Check that the path exists, is readable and is UTF-8 text.",
+    ),
+    (
+        "yaml-syntax",
+        "error",
+        "The file is not valid YAML.",
+        "Fix the syntax at the caret: indentation, a missing colon, quotes around ': ' or ' #'.",
+    ),
+    (
+        "duplicate-key",
+        "error",
+        "A mapping has the same key twice.",
+        "Delete one of the two keys or rename it; YAML would silently keep only one.",
+    ),
+    # Shape (the JSON Schema pass).
+    (
+        "unknown-kind",
+        "error",
+        "A document's `kind` is neither `server` nor `tool`.",
+        "Write `kind: tool` or `kind: server`.",
+    ),
+    (
+        "unknown-key",
+        "error",
+        "A key that the spec language does not have at that place.",
+        "Use one of the keys the message lists (often a typo).",
+    ),
+    ("missing-key", "error", "A required key is absent.", "Add the key the message names."),
+    (
+        "wrong-type",
+        "error",
+        "A value has the wrong type (a list where a mapping belongs, ...).",
+        "Write the type the message asks for; quote numbers meant as text.",
+    ),
+    (
+        "bad-value",
+        "error",
+        "A value is outside what the key allows.",
+        "Use one of the values the message lists.",
+    ),
+    (
+        "step-kind",
+        "error",
+        "A step is none of `read`, `ask`, `confirm`, `act`.",
+        "Start the step with `read:`, `ask:`, `confirm:` or `act:`.",
+    ),
+    (
+        "bad-name",
+        "error",
+        "A step or form field name is not a plain identifier.",
+        "Use letters, digits and `_` (not starting with a digit): templates and handlers use it.",
+    ),
+    (
+        "tool-name",
+        "error",
+        "A tool name is not 1-128 characters of `[A-Za-z0-9_.-]` (MCP's rule).",
+        "Rename the tool, e.g. `close_ticket`.",
+    ),
+    (
+        "handler-name",
+        "error",
+        "A handler is not written `module:function`.",
+        "Write it like `helpdesk:close_ticket` (dotted modules for sub-packages).",
+    ),
+    # The whole project.
+    (
+        "duplicate-tool",
+        "error",
+        "Two tools have the same name.",
+        "Rename one of them; tool names are unique across the spec directory.",
+    ),
+    (
+        "duplicate-server",
+        "error",
+        "More than one `kind: server` document.",
+        "Keep one `kind: server` document for the directory.",
+    ),
+    (
+        "no-tools",
+        "warning",
+        "The specs hold no `kind: tool` document.",
+        "Add a tool, or point the command at the right directory.",
+    ),
+    (
+        "elicitation-disabled",
+        "error",
+        "A tool asks the user but elicitation is not enabled.",
+        "Set `elicitation: {enabled: true}` in the `kind: server` document.",
+    ),
+    # Input and output.
+    (
+        "json-schema",
+        "error",
+        "`input` or `output` is not valid JSON Schema (2020-12).",
+        "Fix the keyword the message names (types are string, number, integer, ...).",
+    ),
+    (
+        "schema-type",
+        "error",
+        "`input` or `output` is not a schema of `type: object`.",
+        "Leave `type` out (object is implied) or write `type: object`.",
+    ),
+    # Order: questions before side effects.
+    (
+        "act-count",
+        "error",
+        "A tool has no `act` step, or more than one.",
+        "Give the tool exactly one `- act: module:function`, as its last step.",
+    ),
+    (
+        "order",
+        "error",
+        "A step comes after the `act`.",
+        "Move it above the act: the act is the last step, after every question.",
+    ),
+    ("duplicate-step", "error", "Two steps have the same name.", "Rename one of the steps."),
+    (
+        "name-clash",
+        "error",
+        "A name is defined twice (an input, a step, a form field), or is `ctx`.",
+        "Rename it so every name in scope means one thing.",
+    ),
+    (
+        "read-side-effect",
+        "error",
+        "A `read` calls the tool's act handler.",
+        "Reads run on every round before the user answers: call a read-only function there.",
+    ),
+    # Forms.
+    (
+        "form-type",
+        "error",
+        "A form field's type is not one MCP clients can render.",
+        "Use string, number, integer, boolean, or array (multi-select of strings).",
+    ),
+    (
+        "form-keyword",
+        "error",
+        "A form field uses a keyword MCP forms do not allow, or misuses one.",
+        "Keep to the keywords the message lists for the field's type.",
+    ),
+    (
+        "form-secret",
+        "error",
+        "A form field asks for a secret (password, token, API key, card, ...).",
+        "MCP forbids secrets in forms: take them from the environment or a URL flow instead.",
+    ),
+    (
+        "form-fill",
+        "error",
+        "A form field has an input's name but its ask has no `when:`.",
+        "Guard the ask with `when: NAME is undefined`, or rename the field.",
+    ),
+    # Templates.
+    (
+        "template-syntax",
+        "error",
+        "A template or `when:` expression is not valid Jinja.",
+        "Fix the Jinja syntax; write `when:` as a bare expression, without `{{ }}`.",
+    ),
+    (
+        "template-name",
+        "error",
+        "A template uses a name that is not in scope at that step.",
+        "Use an input field, an earlier read, an earlier answer field or question name.",
+    ),
+    # Handlers.
+    (
+        "handler-missing",
+        "error",
+        "The handler's module or function does not exist.",
+        "Create it under the handlers directory, or fix the name (`--handlers DIR` to move it).",
+    ),
+    (
+        "handler-syntax",
+        "error",
+        "A handler module is not valid Python.",
+        "Fix the syntax error in the handler file.",
+    ),
+    (
+        "handler-import",
+        "error",
+        "A handler module fails to import (only with `--import`).",
+        "Fix the exception the message shows.",
+    ),
+    (
+        "handler-param",
+        "error",
+        "A handler parameter is not a name in scope at its step.",
+        "Rename the parameter, give it a default, or bring the name into scope earlier.",
+    ),
+    (
+        "handler-optional",
+        "error",
+        "A handler parameter without default may be undefined.",
+        "Give the parameter a default, make the input required, or ask for it.",
+    ),
+    # Examples.
+    (
+        "example",
+        "error",
+        "An example names a question the tool does not have, or repeats a name.",
+        "Use the tool's ask/confirm step names in `answers` and `expect.asks`.",
+    ),
+    # Advice.
+    (
+        "no-confirm",
+        "warning",
+        "A destructive tool acts without a `confirm`.",
+        "Add a `confirm` step, or set `annotations: {destructiveHint: false}`.",
+    ),
+    (
+        "merge-questions",
+        "warning",
+        "Two questions in a row could be one form.",
+        "Merge their fields into one `ask` so the user fills in one form.",
+    ),
+]
+
+RULES: dict[str, Rule] = {row[0]: Rule(*row) for row in _TABLE}
+
+
+def error(pos: Pos, rule: str, message: str) -> Diagnostic:
+    """An error diagnostic for a known rule."""
+    assert rule in RULES, rule
+    return Diagnostic(pos, rule, "error", message)
+
+
+def warning(pos: Pos, rule: str, message: str) -> Diagnostic:
+    """A warning diagnostic for a known rule."""
+    assert rule in RULES, rule
+    return Diagnostic(pos, rule, "warning", message)
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    """`` Did you mean 'x'?`` (with a leading space) for a close candidate, else ``""``."""
+    pool = [c for c in candidates if c != word]
+    match = difflib.get_close_matches(word, pool, n=1, cutoff=0.6)
+    if not match:
+        lowered = {c.lower(): c for c in pool}
+        if word.lower() in lowered:
+            match = [lowered[word.lower()]]
+    return f" Did you mean '{match[0]}'?" if match else ""
+
+
+def one_of(values: Iterable[str]) -> str:
+    """``a, b, c`` sorted, for 'expected one of ...' messages."""
+    return ", ".join(sorted(values))

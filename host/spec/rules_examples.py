@@ -1,0 +1,53 @@
+"""Examples: ``answers`` and ``expect.asks`` name the tool's questions; example names are unique."""
+
+from __future__ import annotations
+
+from host.spec.build import ToolDoc
+from host.spec.diagnostics import Diagnostic
+from host.spec.model import Ask, Confirm
+from host.spec.rules import did_you_mean, error, one_of
+
+__all__ = ["check_examples"]
+
+
+def check_examples(doc: ToolDoc) -> list[Diagnostic]:
+    """``example`` diagnostics for every entry of the tool's ``examples:``."""
+    tool, locs = doc.tool, doc.locs
+    questions = [s.name for s in tool.steps if isinstance(s, Ask | Confirm)]
+    listed = one_of(questions) if questions else "none (the tool asks nothing)"
+    found: list[Diagnostic] = []
+    seen: dict[str, int] = {}
+    for i, example in enumerate(tool.examples):
+        if example.name in seen:
+            found.append(
+                error(
+                    locs.value(("examples", i, "name")),
+                    "example",
+                    f"another example is already called '{example.name}' "
+                    f"(line {seen[example.name]})",
+                )
+            )
+        seen.setdefault(example.name, example.pos.line)
+        for name in example.answers:
+            if name not in questions:
+                found.append(
+                    error(
+                        locs.key(("examples", i, "answers", name)),
+                        "example",
+                        f"example '{example.name}' answers '{name}', which is not a question of "
+                        f"'{tool.name}'; its questions: {listed}.{did_you_mean(name, questions)}",
+                    )
+                )
+        asks = example.expect.get("asks") or []
+        for j, name in enumerate(asks):
+            if name not in questions:
+                found.append(
+                    error(
+                        locs.value(("examples", i, "expect", "asks", j)),
+                        "example",
+                        f"example '{example.name}' expects the question '{name}', which "
+                        f"'{tool.name}' does not have; its questions: {listed}."
+                        f"{did_you_mean(name, questions)}",
+                    )
+                )
+    return found

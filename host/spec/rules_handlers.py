@@ -1,0 +1,98 @@
+"""Handlers: each ``module:function`` exists, and each parameter can be bound at its step.
+
+The host passes arguments by parameter name from the names in scope. A parameter is fine when it is
+``ctx``, has a default, or names something sure to be defined at that step (see
+:mod:`host.spec.scope`); a name that is in scope but may be undefined (an optional input, an
+optional field) needs a default.
+"""
+
+from __future__ import annotations
+
+import re
+
+from host.spec.build import ToolDoc
+from host.spec.diagnostics import Diagnostic
+from host.spec.handlers import Handler, HandlerIndex, HandlerProblem, Param
+from host.spec.model import Act, Read
+from host.spec.rules import error
+from host.spec.rules_templates import unknown
+from host.spec.schema import HANDLER
+from host.spec.scope import Name, Scopes
+
+__all__ = ["check_handlers"]
+
+_MAYBE = {
+    "input": "an optional input",
+    "field": "a field that may be left empty or is asked only under a when:",
+    "question": "a question asked only under a when:",
+    "read": "a read",
+}
+
+
+_FIX = {
+    "input": ", make the input required, or ask for it under `when: {name} is undefined`",
+    "field": " or make the field required (no `optional: true`, no `when:`)",
+}
+
+
+def check_handlers(doc: ToolDoc, scopes: Scopes, index: HandlerIndex) -> list[Diagnostic]:
+    """``handler-*`` diagnostics for every read's ``call`` and the act."""
+    found: list[Diagnostic] = []
+    for i, step in enumerate(doc.tool.steps):
+        if isinstance(step, Read):
+            ref, path = step.call, ("steps", i, "call")
+        elif isinstance(step, Act):
+            ref, path = step.call, ("steps", i, "act")
+        else:
+            continue
+        pos = doc.locs.value(path)
+        if not re.match(HANDLER, ref):
+            continue  # NOTE: the schema pass reported it (handler-name)
+        try:
+            handler = index.resolve(ref)
+        except HandlerProblem as problem:
+            message = problem.message
+            if problem.pos is not None:
+                # NOTE: a syntax error is reported once, in the handler file, where it is.
+                found.append(error(problem.pos, problem.rule, message))
+                message = f"{ref} cannot be checked: {problem.pos} is not valid Python"
+            found.append(error(pos, problem.rule, message))
+            continue
+        if handler.params is None:
+            continue
+        for param in handler.params:
+            problem_text = _param(param, handler, scopes.at(i), scopes)
+            if problem_text is not None:
+                found.append(error(pos, *problem_text))
+    return found
+
+
+def _param(
+    param: Param, handler: Handler, scope: dict[str, Name], scopes: Scopes
+) -> tuple[str, str] | None:
+    if param.kind in ("var_positional", "var_keyword") or param.name == "ctx":
+        return None
+    where = f"{handler.ref} ({handler.where})"
+    if param.kind == "positional_only":
+        return (
+            "handler-param",
+            f"{where} has the positional-only parameter '{param.name}'; the host passes arguments "
+            "by name: remove the '/'",
+        )
+    if param.has_default:
+        return None
+    known = scope.get(param.name)
+    if known is None:
+        return (
+            "handler-param",
+            f"{where} takes '{param.name}' at this step, but {unknown(param.name, scope, scopes)}"
+            " Give the parameter a default or rename it.",
+        )
+    if not known.definite:
+        fix = _FIX.get(known.origin, "").format(name=param.name)
+        return (
+            "handler-optional",
+            f"{where} needs '{param.name}', but here it may be undefined "
+            f"({_MAYBE[known.origin]}): give the parameter a default ({param.name}=None){fix}",
+        )
+    return None

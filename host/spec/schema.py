@@ -1,0 +1,331 @@
+"""The spec language as one JSON Schema (draft-07), built here and shipped as ``schema.json``.
+
+The same dict is the validator's first pass and what editors load through
+``# yaml-language-server: $schema=...``, so the two can never disagree. ``host schema`` prints it;
+a test fails when the shipped file is stale (``host schema -o host/spec/schema.json`` rewrites it).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "FORM_COMMON",
+    "FORM_KEYWORDS",
+    "FORM_TYPES",
+    "HANDLER",
+    "IDENTIFIER",
+    "SCHEMA_PATH",
+    "TOOL_NAME",
+    "build_schema",
+    "flat_schema",
+    "render",
+    "schema",
+]
+
+SCHEMA_PATH = Path(__file__).with_name("schema.json")
+IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
+TOOL_NAME = r"^[A-Za-z0-9_.-]{1,128}$"
+HANDLER = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$"
+FORM_TYPES = ("string", "number", "integer", "boolean", "array")
+
+# Which keywords MCP's elicitation schema allows, by field type (plus our host-only `optional`).
+FORM_KEYWORDS: dict[str, frozenset[str]] = {
+    "string": frozenset(
+        {"minLength", "maxLength", "format", "enum", "enumNames", "oneOf", "default"}
+    ),
+    "number": frozenset({"minimum", "maximum", "default"}),
+    "integer": frozenset({"minimum", "maximum", "default"}),
+    "boolean": frozenset({"default"}),
+    "array": frozenset({"items", "minItems", "maxItems", "default"}),
+}
+FORM_COMMON = frozenset({"type", "title", "description", "optional"})
+
+
+def _text(description: str) -> dict[str, Any]:
+    return {"type": "string", "description": description}
+
+
+def _name(description: str) -> dict[str, Any]:
+    return {"type": "string", "pattern": IDENTIFIER, "description": description}
+
+
+def _handler(description: str) -> dict[str, Any]:
+    return {"type": "string", "pattern": HANDLER, "description": description}
+
+
+_RESULT = {
+    "type": ["object", "string"],
+    "description": "The tool's result then: a mapping (strings inside are templates) or a text.",
+}
+_WHEN = _text("A bare Jinja expression; ask only when it is true, e.g. `agent is undefined`.")
+_CHOICE = {
+    "type": "object",
+    "required": ["const", "title"],
+    "additionalProperties": False,
+    "properties": {"const": {"type": "string"}, "title": {"type": "string"}},
+}
+_OPTIONS = {
+    "type": ["array", "string"],
+    "items": {"type": "string"},
+    "description": (
+        "The choices: a list, or a template like \"{{ agents | map(attribute='name') | list }}\"."
+    ),
+}
+
+
+def _form_field() -> dict[str, Any]:
+    count = {"type": "integer", "minimum": 0}
+    return {
+        "type": "object",
+        "description": (
+            "One form field: a flat MCP primitive (string, number, integer, boolean, multi-select)."
+        ),
+        "required": ["type"],
+        "additionalProperties": False,
+        "properties": {
+            "type": {"enum": list(FORM_TYPES)},
+            "title": {"type": "string"},
+            "description": {"type": "string"},
+            "optional": {
+                "type": "boolean",
+                "description": "Host-only: the field may be left empty (else it is required).",
+            },
+            "minLength": count,
+            "maxLength": count,
+            "format": {"enum": ["email", "uri", "date", "date-time"]},
+            "minimum": {"type": "number"},
+            "maximum": {"type": "number"},
+            "default": {"description": "A default value of the field's type."},
+            "enum": _OPTIONS,
+            "enumNames": {"type": "array", "items": {"type": "string"}},
+            "oneOf": {"type": "array", "items": _CHOICE, "minItems": 1},
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "type": {"const": "string"},
+                    "enum": _OPTIONS,
+                    "anyOf": {"type": "array", "items": _CHOICE, "minItems": 1},
+                },
+            },
+            "minItems": count,
+            "maxItems": count,
+        },
+    }
+
+
+def _steps() -> dict[str, Any]:
+    read = {
+        "required": ["read", "call"],
+        "additionalProperties": False,
+        "properties": {
+            "read": _name("Binds what the handler returns to this name."),
+            "call": _handler("The read-only handler, `module:function`."),
+            "missing": _text("A tool error text when the handler returns None (a template)."),
+        },
+    }
+    ask = {
+        "required": ["ask", "message", "form"],
+        "additionalProperties": False,
+        "properties": {
+            "ask": _name("The question's name; `NAME.action` is accept, decline or cancel."),
+            "message": _text("What the user reads (a template)."),
+            "form": {
+                "type": "object",
+                "minProperties": 1,
+                "propertyNames": {"pattern": IDENTIFIER},
+                "additionalProperties": {"$ref": "#/definitions/formField"},
+                "description": "The form's fields by name; each is a name in scope afterwards.",
+            },
+            "when": _WHEN,
+            "declined": _RESULT,
+            "cancelled": _RESULT,
+        },
+    }
+    confirm = {
+        "required": ["confirm", "message"],
+        "additionalProperties": False,
+        "properties": {
+            "confirm": _name("The question's name; `NAME.action` is accept, decline or cancel."),
+            "message": _text("The yes/no question (a template)."),
+            "label": _text("The checkbox's description."),
+            "when": _WHEN,
+            "declined": _RESULT,
+            "cancelled": _RESULT,
+            "unticked": _RESULT,
+        },
+    }
+    act = {
+        "required": ["act"],
+        "additionalProperties": False,
+        "properties": {"act": _handler("The one handler that may change the world.")},
+    }
+    chain: dict[str, Any] = {}
+    # NOTE: an if/else chain, not oneOf: a step is judged by its first kind key, so a typo gets
+    # one 'unknown key' message instead of four 'not valid under any schema' ones.
+    for kind, body in reversed([("read", read), ("ask", ask), ("confirm", confirm), ("act", act)]):
+        branch: dict[str, Any] = {"if": {"required": [kind]}, "then": body}
+        if chain:
+            branch["else"] = chain
+        chain = branch
+    return {
+        "type": "object",
+        "description": "One step: `read`, `ask`, `confirm` or `act`.",
+        "anyOf": [{"required": [kind]} for kind in ("read", "ask", "confirm", "act")],
+        **chain,
+    }
+
+
+def _example() -> dict[str, Any]:
+    answer = {
+        "type": "object",
+        "required": ["action"],
+        "additionalProperties": False,
+        "properties": {
+            "action": {"enum": ["accept", "decline", "cancel"]},
+            "content": {"type": "object"},
+        },
+    }
+    return {
+        "type": "object",
+        "required": ["name"],
+        "additionalProperties": False,
+        "properties": {
+            "name": _text("What the example shows."),
+            "arguments": {"type": "object", "description": "The tool's arguments."},
+            "answers": {
+                "type": "object",
+                "additionalProperties": answer,
+                "description": "Scripted answers by question name.",
+            },
+            "expect": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "result": {"description": "The result, or a subset of its mapping."},
+                    "error": {"type": "integer", "description": "A JSON-RPC error code."},
+                    "is_error": {"type": "boolean", "description": "A tool error (isError)."},
+                    "asks": {"type": "array", "items": {"type": "string"}},
+                    "text": _text("A substring of the result's text."),
+                },
+            },
+        },
+    }
+
+
+def _tool() -> dict[str, Any]:
+    hint = {"type": "boolean"}
+    return {
+        "type": "object",
+        "required": ["kind", "name", "description", "steps"],
+        "additionalProperties": False,
+        "properties": {
+            "kind": {"const": "tool"},
+            "name": {
+                "type": "string",
+                "pattern": TOOL_NAME,
+                "description": "Unique; 1-128 characters of A-Z a-z 0-9 _ . -",
+            },
+            "title": _text("A display name."),
+            "description": _text("What the model reads about the tool."),
+            "annotations": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "title": {"type": "string"},
+                    "readOnlyHint": hint,
+                    "destructiveHint": hint,
+                    "idempotentHint": hint,
+                    "openWorldHint": hint,
+                },
+            },
+            "input": {
+                "type": "object",
+                "description": "JSON Schema (2020-12) of the arguments; `type: object` is implied.",
+            },
+            "output": {"type": "object", "description": "JSON Schema (2020-12) of the result."},
+            "steps": {"type": "array", "items": {"$ref": "#/definitions/step"}},
+            "examples": {"type": "array", "items": {"$ref": "#/definitions/example"}},
+        },
+    }
+
+
+def _server() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["kind"],
+        "additionalProperties": False,
+        "properties": {
+            "kind": {"const": "server"},
+            "name": _text("serverInfo.name"),
+            "version": _text("serverInfo.version"),
+            "instructions": _text("Returned by server/discover and initialize."),
+            "elicitation": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "enabled": {"type": "boolean", "description": "Let tools ask the user."}
+                },
+            },
+        },
+    }
+
+
+def build_schema() -> dict[str, Any]:
+    """The spec language's JSON Schema as a dict."""
+    return {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "title": "host spec (v1)",
+        "description": "One document of a host spec directory: `kind: server` or `kind: tool`.",
+        "type": "object",
+        "required": ["kind"],
+        "properties": {"kind": {"enum": ["server", "tool"]}},
+        "allOf": [
+            {
+                "if": {"required": ["kind"], "properties": {"kind": {"const": kind}}},
+                "then": {"$ref": f"#/definitions/{kind}"},
+            }
+            for kind in ("server", "tool")
+        ],
+        "definitions": {
+            "server": _server(),
+            "tool": _tool(),
+            "step": _steps(),
+            "formField": _form_field(),
+            "example": _example(),
+        },
+    }
+
+
+def render() -> str:
+    """The schema as the text of ``schema.json``."""
+    return json.dumps(build_schema(), indent=2) + "\n"
+
+
+@cache
+def schema() -> dict[str, Any]:
+    """The schema (built once per process)."""
+    return build_schema()
+
+
+@cache
+def flat_schema() -> dict[str, Any]:
+    """The schema with every ``$ref`` replaced by its target: the same rules, checked faster."""
+    definitions = schema()["definitions"]
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/definitions/"):
+                return inline(definitions[ref.removeprefix("#/definitions/")])
+            return {k: inline(v) for k, v in node.items() if k != "definitions"}
+        if isinstance(node, list):
+            return [inline(item) for item in node]
+        return node
+
+    flat: dict[str, Any] = inline(schema())
+    return flat

@@ -1,0 +1,89 @@
+"""The spec language's JSON Schema: shipped, current, draft-07, and in step with the validator."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from jsonschema import Draft7Validator
+
+from host.spec.load import load_paths
+from host.spec.rules import RULES
+from host.spec.schema import FORM_COMMON, FORM_KEYWORDS, SCHEMA_PATH, build_schema, render
+
+ROOT = Path(__file__).parent.parent
+
+
+def test_shipped_schema_is_current() -> None:
+    # Stale? Regenerate with: host schema -o host/spec/schema.json
+    assert SCHEMA_PATH.read_text(encoding="utf-8") == render()
+
+
+def test_schema_is_valid_draft_07() -> None:
+    schema = json.loads(SCHEMA_PATH.read_text())
+    assert schema["$schema"] == "http://json-schema.org/draft-07/schema#"
+    Draft7Validator.check_schema(schema)
+
+
+def test_every_valid_spec_document_passes_the_schema() -> None:
+    validator = Draft7Validator(build_schema())
+    docs, problems = load_paths([ROOT / "specs", ROOT / "tests" / "fixtures" / "good"])
+    assert problems == [] and len(docs) == 11
+    for doc in docs:
+        assert list(validator.iter_errors(doc.data)) == [], doc.file
+
+
+def test_every_spec_file_points_editors_at_the_schema() -> None:
+    for path in sorted((ROOT / "specs").glob("*.yaml")):
+        first = path.read_text().splitlines()[0]
+        assert first == "# yaml-language-server: $schema=../host/spec/schema.json", path
+
+
+def test_form_keywords_match_the_schema() -> None:
+    field = build_schema()["definitions"]["formField"]["properties"]
+    assert set(field) == FORM_COMMON.union(*FORM_KEYWORDS.values())
+
+
+def test_docs_list_every_rule() -> None:
+    text = (ROOT / "docs" / "spec-language.md").read_text()
+    for rule in RULES:
+        assert f"`{rule}`" in text, rule
+
+
+SCHEMAS = [
+    {},
+    True,
+    {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+    {"$defs": {"a": {"type": "integer"}}, "properties": {"a": {"$ref": "#/$defs/a"}}},
+    {"type": "strng"},
+    {"properties": {"a": {"minimum": "1"}}},
+    {"required": "x"},
+    {"items": [1]},
+    {"prefixItems": []},
+    {"anyOf": []},
+    {"enum": 1},
+    {"properties": {"a": {"type": ["string", "string"]}}},
+    {"dependentRequired": {"a": [1]}},
+    {"patternProperties": {"a": {"maxLength": -1}}},
+    {"not": 5},
+    {"if": {"type": "x"}},
+    {"additionalProperties": {"type": "nope"}},
+    {"contains": {"minimum": "x"}},
+    {"unevaluatedProperties": {"type": 1}},
+    {"definitions": {"a": {"type": 1}}},
+    {"dependencies": {"a": {"type": 1}}},
+    {"dependencies": {"a": ["b", 1]}},
+    {"$anchor": "1bad"},
+    {"deprecated": "x"},
+    {"minContains": -1},
+]
+
+
+def test_fast_meta_schema_agrees_with_the_official_one() -> None:
+    from jsonschema import Draft202012Validator
+
+    from host.spec.rules_io import _fast_meta
+
+    official = Draft202012Validator(Draft202012Validator.META_SCHEMA)
+    for candidate in SCHEMAS:
+        assert _fast_meta().is_valid(candidate) == official.is_valid(candidate), candidate

@@ -1,0 +1,159 @@
+"""The validator's rules, one broken fixture per rule, checked by rule id, line and column.
+
+Each ``tests/fixtures/broken/RULE.yaml`` ends with ``# expect: [FILE:]LINE:COL RULE`` lines: the
+exact set of diagnostics checking that file alone must produce (FILE is relative to the fixture).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from host.spec.check import check_project
+from host.spec.diagnostics import Diagnostic
+from host.spec.report import format_diagnostics
+from host.spec.rules import RULES
+
+FIXTURES = Path(__file__).parent / "fixtures"
+BROKEN = sorted((FIXTURES / "broken").glob("*.yaml"))
+ROOT = Path(__file__).parent.parent
+_EXPECT = re.compile(
+    r"^# expect: (?:(?P<file>[^\s:]+):)?(?P<line>\d+):(?P<col>\d+) (?P<rule>[a-z-]+)$", re.M
+)
+
+Key = tuple[Path, int, int, str]
+
+
+def expected(path: Path) -> list[Key]:
+    text = path.read_bytes().decode("utf-8", "replace")
+    return sorted(
+        (
+            (path.parent / m["file"]).resolve() if m["file"] else path.resolve(),
+            int(m["line"]),
+            int(m["col"]),
+            m["rule"],
+        )
+        for m in _EXPECT.finditer(text)
+    )
+
+
+def keys(diags: list[Diagnostic]) -> list[Key]:
+    return sorted((Path(d.pos.file).resolve(), d.pos.line, d.pos.column, d.rule) for d in diags)
+
+
+def check(path: Path) -> list[Diagnostic]:
+    import_handlers = b"# options: import" in path.read_bytes()
+    return check_project([path], import_handlers=import_handlers).diagnostics
+
+
+def test_every_rule_has_a_broken_fixture() -> None:
+    assert {p.stem for p in BROKEN} == set(RULES)
+
+
+@pytest.mark.parametrize("path", BROKEN, ids=lambda p: p.stem)
+def test_broken_fixture_reports_exactly_its_problems(path: Path) -> None:
+    diags = check(path)
+    assert keys(diags) == expected(path)
+    assert path.stem in {d.rule for d in diags}
+    assert all(d.severity == RULES[d.rule].severity for d in diags)
+    assert diags == sorted(diags)
+
+
+@pytest.mark.parametrize("path", BROKEN, ids=lambda p: p.stem)
+def test_three_formats_agree(path: Path) -> None:
+    diags = check(path)
+    text = format_diagnostics(diags, "text")
+    for d in diags:
+        where = f"{d.pos.file}:{d.pos.line}:{d.pos.column}" if d.pos.line else d.pos.file
+        assert f"{where}: {d.severity}: {d.message} [{d.rule}]\n" in text
+    plain = json.loads(format_diagnostics(diags, "json"))
+    assert plain == [
+        {
+            "rule": d.rule,
+            "severity": d.severity,
+            "file": d.pos.file,
+            "line": d.pos.line,
+            "column": d.pos.column,
+            "message": d.message,
+        }
+        for d in diags
+    ]
+    sarif = json.loads(format_diagnostics(diags, "sarif"))
+    assert sarif["version"] == "2.1.0"
+    run = sarif["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    results = run["results"]
+    assert [r["ruleId"] for r in results] == [d.rule for d in diags]
+    for result, d in zip(results, diags, strict=True):
+        assert rules[result["ruleIndex"]]["id"] == d.rule
+        assert result["level"] == d.severity
+        assert result["message"]["text"] == d.message
+        location = result["locations"][0]["physicalLocation"]
+        assert location["artifactLocation"]["uri"] == Path(d.pos.file).as_posix()
+        if d.pos.line:
+            assert location["region"] == {"startLine": d.pos.line, "startColumn": d.pos.column}
+
+
+def test_text_shows_the_source_line_and_a_caret() -> None:
+    path = FIXTURES / "broken" / "unknown-key.yaml"
+    text = format_diagnostics(check(path), "text")
+    assert (
+        f"{path}:3:1: error: unknown key 'descripton' in a tool; expected one of: annotations, "
+        "description, examples, input, kind, name, output, steps, title. Did you mean "
+        "'description'? [unknown-key]\n"
+        "  |\n"
+        "3 | descripton: A typo in a key.\n"
+        "  | ^~~~~~~~~~\n"
+    ) in text
+
+
+def test_template_name_points_at_the_name_inside_the_text() -> None:
+    path = FIXTURES / "broken" / "template-name.yaml"
+    first = check(path)[0]
+    line = path.read_text().splitlines()[first.pos.line - 1]
+    assert line[first.pos.column - 1 :].startswith("idd")
+    assert "Did you mean 'id'?" in first.message
+
+
+def test_duplicate_tool_across_files_points_at_both(tmp_path: Path) -> None:
+    tool = "kind: tool\nname: same\ndescription: d\nannotations: {readOnlyHint: true}\n"
+    (tmp_path / "a.yaml").write_text(tool + "steps:\n  - act: h:f\n")
+    (tmp_path / "b.yaml").write_text("# another file\n" + tool + "steps:\n  - act: h:f\n")
+    handlers = tmp_path / "handlers"
+    handlers.mkdir()
+    (handlers / "h.py").write_text("def f():\n    return 1\n")
+    result = check_project([tmp_path], handlers)
+    assert result.project is None
+    found = [(Path(d.pos.file).name, d.pos.line, d.rule) for d in result.diagnostics]
+    assert found == [("a.yaml", 2, "duplicate-tool"), ("b.yaml", 3, "duplicate-tool")]
+    assert f"{tmp_path / 'b.yaml'}:3:7" in result.diagnostics[0].message
+    assert f"{tmp_path / 'a.yaml'}:2:7" in result.diagnostics[1].message
+
+
+def test_good_fixtures_are_clean() -> None:
+    result = check_project([FIXTURES / "good"])
+    assert result.diagnostics == []
+    assert result.project is not None
+
+
+def test_help_desk_specs_are_clean() -> None:
+    result = check_project([ROOT / "specs"])
+    assert result.diagnostics == []
+    assert result.project is not None
+
+
+def test_all_problems_of_a_document_in_one_run() -> None:
+    # Schema problems that leave the shape intact do not hide the later rules' problems.
+    diags = check(FIXTURES / "broken" / "form-keyword.yaml")
+    assert {"form-keyword"} == {d.rule for d in diags}
+    assert len(diags) == 7
+
+
+def test_warnings_alone_still_give_a_project() -> None:
+    result = check_project([FIXTURES / "broken" / "no-confirm.yaml"])
+    assert [d.rule for d in result.diagnostics] == ["no-confirm"]
+    assert result.warnings and not result.errors
+    assert result.project is not None
