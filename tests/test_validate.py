@@ -157,3 +157,25 @@ def test_warnings_alone_still_give_a_project() -> None:
     assert [d.rule for d in result.diagnostics] == ["no-confirm"]
     assert result.warnings and not result.errors
     assert result.project is not None
+
+
+def test_an_optional_input_with_a_default_is_filled_in_for_handlers(tmp_path: Path) -> None:
+    """The validator and the machine agree: an input's schema default reaches the handler."""
+    from host.machine import CallContext, compile_project
+
+    (tmp_path / "handlers").mkdir()
+    (tmp_path / "handlers" / "h.py").write_text("def act(id, limit):\n    return [id, limit]\n")
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "t.yaml").write_text(
+        "kind: tool\nname: t\ndescription: d\nannotations: {readOnlyHint: true}\n"
+        "input:\n  properties:\n    id: {type: string}\n"
+        "    limit: {type: integer, default: 10}\n  required: [id]\n"
+        "steps:\n  - act: h:act\n"
+    )
+    result = check_project([specs], tmp_path / "handlers")
+    assert result.diagnostics == []
+    assert result.project is not None
+    machine = compile_project(result.project)["t"]
+    outcome = machine.run({"id": "x"}, {}, CallContext())
+    assert outcome.structured == {"result": ["x", 10]}  # type: ignore[union-attr]

@@ -3,7 +3,8 @@
 Names come from input fields, earlier reads, earlier answer fields and earlier question names.
 A name is *definite* when every run that reaches the step has it:
 
-- a required input; a read (its value may be None, but it is bound);
+- a required input, or an optional one whose schema has a ``default`` (the host fills it in);
+- a read (its value may be None, but it is bound);
 - a question's name and its required fields (or fields with a ``default``) after a question without
   ``when:`` (a declined or cancelled question stops the call, so later steps only run after accept);
 - an optional input that an ask fills under ``when: NAME is undefined`` (or ``is not defined``)
@@ -67,9 +68,10 @@ def scopes(tool: Tool, locs: Locs) -> Scopes:
     required = tool.input.get("required")
     wanted = {r for r in required if isinstance(r, str)} if isinstance(required, list) else set()
     if isinstance(properties, dict):
-        for name in properties:
+        for name, schema in properties.items():
             pos = locs.key(("input", "properties", name))
-            current[name] = Name(name, "input", name in wanted, pos)
+            filled = isinstance(schema, dict) and "default" in schema
+            current[name] = Name(name, "input", name in wanted or filled, pos)
     before: list[dict[str, Name]] = []
     for index, step in enumerate(tool.steps):
         before.append(dict(current))
