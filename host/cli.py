@@ -22,6 +22,7 @@ __all__ = ["COMMANDS", "main"]
 # One line per subcommand, in the order `host --help` lists them.
 COMMANDS = [
     "serve",
+    "stdio",
     "call",
     "validate",
     "schema",

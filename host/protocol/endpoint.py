@@ -4,7 +4,8 @@ The endpoint parses the message, hands it to the first protocol revision that ac
 every error into a JSON-RPC error response with its HTTP status. A revision is anything with
 ``accepts(message, headers)`` and ``handle(message, headers, principal) -> Reply``; the modern one
 accepts everything and so comes last. A legacy revision goes before it and claims ``initialize``
-and the messages of its sessions.
+and the messages of its sessions; as the endpoint's :class:`Sessions` it also takes the responses
+clients send to its server-to-client requests, and ends sessions.
 """
 
 from __future__ import annotations
@@ -16,9 +17,18 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from host.errors import ProtocolError
-from host.protocol.jsonrpc import INTERNAL_ERROR, Message, error, failure, parse, request_id_of
+from host.protocol.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    Message,
+    Response,
+    error,
+    failure,
+    parse_incoming,
+    request_id_of,
+)
 
-__all__ = ["Endpoint", "Reply", "Revision"]
+__all__ = ["Endpoint", "Reply", "Revision", "Sessions"]
 
 log = logging.getLogger("host.protocol")
 
@@ -53,17 +63,42 @@ class Revision(Protocol):
         ...
 
 
+class Sessions(Protocol):
+    """The revision that keeps sessions: it takes clients' responses, and ends sessions."""
+
+    def handle_response(
+        self, response: Response, headers: Mapping[str, str] | None, principal: str
+    ) -> Reply:
+        """Take a client's response to a server-to-client request (202 when accepted)."""
+        ...
+
+    def end_session(self, headers: Mapping[str, str] | None, principal: str) -> Reply:
+        """End the session the headers name (HTTP DELETE)."""
+        ...
+
+
 class Endpoint:
     """Dispatches each message to the first revision that accepts it.
 
     Args:
         revisions: In order of preference; the last should accept every message.
+        sessions: The revision that keeps sessions, if any: it gets every response a client sends.
     """
 
-    def __init__(self, revisions: Sequence[Revision]) -> None:
+    def __init__(self, revisions: Sequence[Revision], sessions: Sessions | None = None) -> None:
         if not revisions:
             raise ValueError("an endpoint needs at least one protocol revision")
         self.revisions = tuple(revisions)
+        self.sessions = sessions
+
+    def end_session(self, headers: Mapping[str, str] | None, principal: str) -> Reply | None:
+        """End a session (HTTP DELETE); None when no revision keeps sessions."""
+        if self.sessions is None:
+            return None
+        try:
+            return self.sessions.end_session(headers, principal)
+        except ProtocolError as exc:
+            return Reply(exc.http_status, failure(None, exc))
 
     def handle(self, body: bytes, headers: Mapping[str, str] | None, principal: str) -> Reply:
         """Answer one message.
@@ -74,13 +109,17 @@ class Endpoint:
             principal: Who sent it.
         """
         try:
-            message = parse(body)
+            message = parse_incoming(body)
+            if isinstance(message, Response) and self.sessions is None:
+                raise error(INVALID_REQUEST, "Invalid request: responses are not accepted here")
         except ProtocolError as exc:
             log.info(
                 "request rejected",
                 extra={"event": "request_rejected", "code": exc.code, "reason": exc.message},
             )
             return Reply(exc.http_status, failure(request_id_of(body), exc))
+        if isinstance(message, Response):
+            return self._response(message, headers, principal)
         request_id = getattr(message, "id", None)
         try:
             revision = next(
@@ -101,16 +140,35 @@ class Endpoint:
                 return Reply(exc.http_status)
             return Reply(exc.http_status, failure(request_id, exc))
         except Exception:
-            incident = uuid.uuid4().hex[:12]
-            log.exception(
-                "internal error",
-                extra={"event": "internal_error", "method": message.method, "incident": incident},
+            return _internal_error(message.method, request_id)
+
+    def _response(
+        self, response: Response, headers: Mapping[str, str] | None, principal: str
+    ) -> Reply:
+        assert self.sessions is not None
+        try:
+            return self.sessions.handle_response(response, headers, principal)
+        except ProtocolError as exc:
+            log.info(
+                "response rejected",
+                extra={"event": "response_rejected", "code": exc.code, "reason": exc.message},
             )
-            err = error(
-                INTERNAL_ERROR,
-                f"Internal error (incident {incident}); the details are in the server log",
-                {"incident": incident},
-            )
-            return Reply(
-                err.http_status, failure(request_id, err) if request_id is not None else None
-            )
+            # NOTE: an error about a response has no request to answer: its id is null.
+            return Reply(exc.http_status, failure(None, exc))
+        except Exception:
+            return _internal_error(None, None)
+
+
+def _internal_error(method: str | None, request_id: Any) -> Reply:
+    """Log an unexpected failure with an incident id; the reply names only the incident."""
+    incident = uuid.uuid4().hex[:12]
+    log.exception(
+        "internal error",
+        extra={"event": "internal_error", "method": method, "incident": incident},
+    )
+    err = error(
+        INTERNAL_ERROR,
+        f"Internal error (incident {incident}); the details are in the server log",
+        {"incident": incident},
+    )
+    return Reply(err.http_status, failure(request_id, err) if request_id is not None else None)

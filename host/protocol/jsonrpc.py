@@ -29,9 +29,11 @@ __all__ = [
     "Message",
     "Notification",
     "Request",
+    "Response",
     "error",
     "failure",
     "parse",
+    "parse_incoming",
     "request_id_of",
     "success",
 ]
@@ -85,6 +87,19 @@ class Notification:
 Message = Request | Notification
 
 
+@dataclass(frozen=True)
+class Response:
+    """A JSON-RPC response a client sends back: the answer to a request the server sent it.
+
+    Exactly one of ``result`` and ``error`` is set. Only legacy sessions send server-to-client
+    requests, so only they accept responses.
+    """
+
+    id: RequestId
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+
 def error(code: int, message: str, data: Any = None) -> ProtocolError:
     """A :class:`ProtocolError` with the HTTP status that goes with ``code``."""
     return ProtocolError(code, message, data, HTTP_STATUS.get(code, 200))
@@ -96,6 +111,18 @@ def parse(body: bytes | str) -> Message:
     Raises:
         ProtocolError: -32700 when the body is not JSON; -32600 when it is JSON but not one
             request or notification (a batch, a response, a missing ``method``, a bad ``id``).
+    """
+    message = parse_incoming(body)
+    if isinstance(message, Response):
+        raise error(INVALID_REQUEST, "Invalid request: responses are not accepted here")
+    return message
+
+
+def parse_incoming(body: bytes | str) -> Message | Response:
+    """Parse one JSON-RPC message sent by a client, a response included.
+
+    Raises:
+        ProtocolError: as :func:`parse`, and -32600 for a malformed response.
     """
     try:
         value = json.loads(body)
@@ -111,7 +138,7 @@ def parse(body: bytes | str) -> Message:
     method = value.get("method")
     if not isinstance(method, str) or not method:
         if "result" in value or "error" in value:
-            raise error(INVALID_REQUEST, "Invalid request: responses are not accepted here")
+            return _response(value)
         raise error(INVALID_REQUEST, 'Invalid request: "method" must be a non-empty string')
     params = value.get("params", {})
     if params is None:
@@ -125,6 +152,22 @@ def parse(body: bytes | str) -> Message:
     if not isinstance(request_id, str | int) or isinstance(request_id, bool):
         raise error(INVALID_REQUEST, 'Invalid request: "id" must be a string or an integer')
     return Request(request_id, method, params)
+
+
+def _response(value: dict[str, Any]) -> Response:
+    request_id = value.get("id")
+    if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+        raise error(INVALID_REQUEST, 'Invalid response: "id" must be a string or an integer')
+    result, err = value.get("result"), value.get("error")
+    if ("result" in value) == ("error" in value):
+        raise error(INVALID_REQUEST, 'Invalid response: it needs one of "result" and "error"')
+    if "result" in value and not isinstance(result, dict):
+        raise error(INVALID_REQUEST, 'Invalid response: "result" must be an object')
+    if "error" in value and not (
+        isinstance(err, dict) and isinstance(err.get("code"), int) and "message" in err
+    ):
+        raise error(INVALID_REQUEST, 'Invalid response: "error" needs a "code" and a "message"')
+    return Response(request_id, result, err)
 
 
 def request_id_of(body: bytes | str) -> RequestId | None:

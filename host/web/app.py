@@ -18,7 +18,7 @@ import falcon
 
 from host.errors import StoreError
 from host.machine import compile_project
-from host.protocol import Endpoint, Reply, make_endpoint
+from host.protocol import Endpoint, LegacyOptions, Reply, make_endpoint
 from host.protocol.jsonrpc import INVALID_REQUEST, error, failure
 from host.settings import Settings
 from host.spec.model import Project
@@ -101,11 +101,22 @@ class McpResource:
         self._not_allowed(req, resp)
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """No sessions to end (yet): 405.
+        """End the legacy session ``Mcp-Session-Id`` names (204); 405 without one.
 
-        NOTE: legacy sessions end with DELETE; this is where the endpoint will be asked to.
+        NOTE: 2026-07-28 has no sessions, so a DELETE that names none has nothing to end.
         """
-        self._not_allowed(req, resp)
+        if req.get_header("Mcp-Session-Id") is None:
+            self._not_allowed(req, resp)
+            return
+        if not self._origin_ok(req, resp):
+            return
+        resp.set_header("Cache-Control", "no-store")
+        headers = {name.lower(): value for name, value in req.headers.items()}
+        reply = self.endpoint.end_session(headers, principal(req))
+        if reply is None:
+            self._not_allowed(req, resp)
+            return
+        self._write(resp, reply)
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         """One JSON-RPC message in, one reply out."""
@@ -217,10 +228,10 @@ def create_app(
     if not keys:
         keys = (secrets.token_urlsafe(32),)
         log.warning(
-            "HOST_SECRET is not set: requestState is signed with a random key of this process "
-            "only. A retry that reaches another worker or instance, or comes after a restart, "
-            "will fail with 'Invalid or expired requestState'. Set HOST_SECRET to the same value "
-            "everywhere.",
+            "HOST_SECRET is not set: requestState and legacy session ids are signed with a "
+            "random key of this process only. A retry that reaches another worker or instance, "
+            "or comes after a restart, will fail with 'Invalid or expired requestState' (a legacy "
+            "session with 404). Set HOST_SECRET to the same value everywhere.",
             extra={"event": "ephemeral_secret"},
         )
     if settings.store_url is None:
@@ -233,6 +244,7 @@ def create_app(
         keys=keys,
         state_ttl_s=settings.state_ttl_s,
         data_dir=settings.data_dir,
+        legacy=LegacyOptions.from_env(),
     )
     app: falcon.App[falcon.Request, falcon.Response] = falcon.App()
     app.add_route("/mcp", McpResource(endpoint, settings))

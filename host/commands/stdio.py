@@ -1,0 +1,46 @@
+"""``host stdio``: serve the specs over stdin/stdout, for clients that launch their servers."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from host.errors import SpecError
+from host.spec.report import format_diagnostics
+from host.stdio import main
+
+__all__ = ["HELP", "configure", "run"]
+
+HELP = "serve the specs over MCP on stdin/stdout (for clients that launch servers)"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add ``host stdio``'s arguments to its subparser."""
+    parser.description = (
+        "Serve the specs over stdin/stdout, one JSON-RPC message per line, for MCP clients that "
+        "launch their servers as processes (both 2026-07-28 and legacy sessions). Logs go to "
+        "stderr. Settings not given here come from HOST_* environment variables."
+    )
+    parser.add_argument(
+        "--specs",
+        type=Path,
+        metavar="DIR",
+        help="spec directory (default: $HOST_SPECS or specs)",
+    )
+    parser.add_argument(
+        "--handlers",
+        type=Path,
+        metavar="DIR",
+        help="handlers directory (default: $HOST_HANDLERS or handlers beside the specs)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until stdin closes; 1 when the specs cannot be served."""
+    try:
+        return main(args.specs, args.handlers)
+    except SpecError as exc:
+        print(format_diagnostics(exc.diagnostics, "text"), file=sys.stderr)
+        print(f"host stdio: not serving: {exc.message}", file=sys.stderr)
+        return 1

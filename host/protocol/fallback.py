@@ -1,0 +1,345 @@
+"""``sendElicitationResult``: questions for legacy clients that cannot show forms.
+
+A legacy session whose client did not declare form elicitation (or whose revision, 2025-03-26,
+predates it) still gets its tools' questions: the call returns a normal result that tells the model
+what to ask the user, field by field, and how to send the answer back through the
+``sendElicitationResult`` tool, listed for those sessions only. That tool checks the answer against
+the form, resumes the original call with its original arguments, and returns its result, which may
+be the next question.
+
+Each question gets a random elicitation id, recorded in the store with the call (tool, arguments,
+the rounds so far) and bound to the session and the caller. It expires with the ``requestState``
+TTL and is spent on first use (a single-use claim), except when the answer does not fit the form:
+then nothing ran, and the model may correct the answer and send it again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+from host.errors import ProtocolError
+from host.machine import Machine, Outcome, Question
+from host.machine.forms import upgrade_answer
+from host.protocol.core import Asked, Finished, ToolHost
+from host.protocol.jsonrpc import INVALID_PARAMS
+from host.protocol.sessions import Session, principal_digest
+from host.protocol.state import CallState, digest
+from host.store.base import Store
+
+__all__ = ["FALLBACK_TOOL", "Fallback", "describe_question", "fallback_tool"]
+
+log = logging.getLogger("host.protocol.fallback")
+
+FALLBACK_TOOL = "sendElicitationResult"
+
+_RECORD = "fallback:"
+_USED = "fallback-used:"
+_ACTIONS = ("accept", "decline", "cancel")
+
+
+def fallback_tool() -> dict[str, Any]:
+    """The MCP ``Tool`` object of ``sendElicitationResult``."""
+    return {
+        "name": FALLBACK_TOOL,
+        "title": "Send the user's answer",
+        "description": (
+            "Send the user's answer to a question another tool asked. Use it only when a tool "
+            "result says it needs the user's answer and gives an elicitationId: ask the user that "
+            "question in the chat, wait for their reply, then call this tool with it. It resumes "
+            "the original call and returns that call's result, which may be another question."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "elicitationId": {
+                    "type": "string",
+                    "description": "The elicitationId from the result that asked the question",
+                },
+                "action": {
+                    "type": "string",
+                    "enum": list(_ACTIONS),
+                    "description": (
+                        "accept: the user answered; decline: the user said no; cancel: the user "
+                        "would rather not answer"
+                    ),
+                },
+                "content": {
+                    "type": "object",
+                    "description": "The user's answers by field name (with accept only)",
+                },
+            },
+            "required": ["elicitationId", "action"],
+        },
+    }
+
+
+class Fallback:
+    """Asks questions through tool results, and resumes calls from ``sendElicitationResult``.
+
+    Args:
+        host: The tool-call core (answer checks, the at-most-once act).
+        store: Where elicitation ids and their calls are kept.
+        ttl_s: How long an elicitation id stays valid.
+    """
+
+    def __init__(self, host: ToolHost, store: Store, ttl_s: float) -> None:
+        self.host = host
+        self.store = store
+        self.ttl_s = ttl_s
+
+    def ask(
+        self,
+        session: Session,
+        machine: Machine,
+        arguments: Mapping[str, Any],
+        principal: str,
+        step: Asked,
+    ) -> Outcome:
+        """The result that asks the model to put ``step``'s first question to the user.
+
+        NOTE: one question per result: the machine asks the others of the round again once
+        this one is answered, and each answer is checked as soon as it arrives.
+        """
+        question = step.questions[0]
+        eid = secrets.token_urlsafe(18)
+        record = {
+            "s": session.id,
+            "p": principal_digest(principal),
+            "t": machine.name,
+            "a": dict(arguments),
+            "q": {"key": question.key, "schema": question.schema},
+            "st": _state_json(step.state),
+        }
+        self.store.put(_RECORD + eid, json.dumps(record), self.ttl_s)
+        log.info(
+            "question in a result",
+            extra={
+                "event": "fallback_question",
+                "session": session.tag,
+                "tool": machine.name,
+                "key": question.key,
+                "elicitation": _tag(eid),
+            },
+        )
+        text = describe_question(machine.name, question, eid, self.ttl_s)
+        request = {
+            "elicitationId": eid,
+            "message": question.message,
+            "requestedSchema": question.schema,
+        }
+        # NOTE: no structuredContent (it would have to fit the tool's outputSchema); a tool that
+        # declares one gets isError so clients do not check this result against it.
+        return Outcome(
+            content=[
+                {"type": "text", "text": text},
+                {"type": "text", "text": json.dumps(request, ensure_ascii=False)},
+            ],
+            is_error=machine.output_schema is not None,
+        )
+
+    def answer(self, session: Session, arguments: Mapping[str, Any], principal: str) -> Outcome:
+        """Run ``sendElicitationResult``: resume the call its id names with the answer.
+
+        Raises:
+            ProtocolError: As :meth:`ToolHost.advance` does, except for an answer that does not
+                fit the form, which is a result the model can correct.
+        """
+        eid, action, content = (arguments.get(k) for k in ("elicitationId", "action", "content"))
+        if not isinstance(eid, str) or action not in _ACTIONS:
+            return Outcome.error(
+                f"{FALLBACK_TOOL} needs elicitationId (the id a tool result gave) and action "
+                f"(one of {', '.join(_ACTIONS)})."
+            )
+        if content is not None and not isinstance(content, Mapping):
+            return Outcome.error(f"{FALLBACK_TOOL}: content must be an object of answers.")
+        record = self._record(eid, session, principal)
+        if record is None:
+            return Outcome.error(
+                f"Unknown or expired elicitationId {eid!r}. Call the original tool again to get "
+                "a new question."
+            )
+        if not self.store.add(_USED + eid, "1", self.ttl_s):
+            return Outcome.error(
+                f"The elicitationId {eid!r} was already used. Call the original tool again if "
+                "you need to ask again."
+            )
+        machine = self.host.machine(record["t"])
+        question = record["q"]
+        answer: dict[str, Any] = {"action": action}
+        if content is not None:
+            answer["content"] = upgrade_answer(question["schema"], content)
+        try:
+            step = self.host.advance(
+                machine,
+                record["a"],
+                principal=principal,
+                state=_state_from(record["st"]),
+                responses={question["key"]: answer},
+            )
+        except ProtocolError as exc:
+            if exc.code != INVALID_PARAMS:
+                raise
+            # NOTE: the answer did not fit its form, so nothing ran: the id stays usable.
+            self.store.delete(_USED + eid)
+            return _mismatch(exc)
+        if isinstance(step, Finished):
+            # NOTE: the record stays until it expires, so a second use is told it was used.
+            return step.outcome
+        return self.ask(session, machine, record["a"], principal, step)
+
+    def _record(self, eid: str, session: Session, principal: str) -> dict[str, Any] | None:
+        raw = self.store.get(_RECORD + eid)
+        if raw is None:
+            return None
+        record: dict[str, Any] = json.loads(raw)
+        if record["s"] != session.id or record["p"] != principal_digest(principal):
+            log.warning(
+                "elicitation id of another session",
+                extra={"event": "fallback_refused", "elicitation": _tag(eid)},
+            )
+            return None
+        return record
+
+
+def describe_question(tool: str, question: Question, eid: str, ttl_s: float) -> str:
+    """What the model reads: the question, each field, and how to send the answer back."""
+    schema = question.schema
+    required = set(schema.get("required", []))
+    fields = [
+        _describe_field(name, prop, name in required)
+        for name, prop in schema.get("properties", {}).items()
+    ]
+    example = {name: _example(prop) for name, prop in schema.get("properties", {}).items()}
+    minutes = max(1, round(ttl_s / 60))
+    return "\n".join(
+        [
+            f"{tool} needs an answer from the user before it can go on. This client cannot show "
+            "forms, so ask the user this question yourself, in the chat, and wait for their "
+            "reply. Do not answer it for them.",
+            "",
+            f"Question: {question.message}",
+            "Fields:",
+            *fields,
+            "",
+            f"Then call the tool {FALLBACK_TOOL} with:",
+            f'- elicitationId: "{eid}"',
+            '- action: "accept" with the user\'s answers in content, for example '
+            f'{json.dumps(example, ensure_ascii=False)}; "decline" if the user says no; '
+            '"cancel" if they would rather not answer (no content for either).',
+            f"This elicitationId works once and expires in {minutes} minute"
+            f"{'s' if minutes != 1 else ''}.",
+        ]
+    )
+
+
+_LIMITS = (
+    ("minLength", "at least {} characters"),
+    ("maxLength", "at most {} characters"),
+    ("minimum", "at least {}"),
+    ("maximum", "at most {}"),
+    ("minItems", "at least {} choices"),
+    ("maxItems", "at most {} choices"),
+)
+
+
+def _describe_field(name: str, prop: Mapping[str, Any], required: bool) -> str:
+    kind = _kind(prop)
+    notes = ["required" if required else "optional"]
+    if "default" in prop:
+        notes.append(f"default {json.dumps(prop['default'], ensure_ascii=False)}")
+    if "format" in prop:
+        notes.append(f"format {prop['format']}")
+    for key, label in _LIMITS:
+        if key in prop:
+            notes.append(label.format(prop[key]))
+    line = f"- {name} ({kind}; {', '.join(notes)})"
+    description = prop.get("title") or prop.get("description")
+    if prop.get("title") and prop.get("description"):
+        description = f"{prop['title']}: {prop['description']}"
+    return f"{line}: {description}" if description else line
+
+
+def _choices(prop: Mapping[str, Any]) -> list[tuple[Any, str | None]]:
+    if "enum" in prop:
+        names = prop.get("enumNames") or [None] * len(prop["enum"])
+        return list(zip(prop["enum"], names, strict=False))
+    options = prop.get("oneOf") or prop.get("anyOf") or []
+    return [(o.get("const"), o.get("title")) for o in options if isinstance(o, Mapping)]
+
+
+def _show(choices: list[tuple[Any, str | None]]) -> str:
+    return ", ".join(
+        json.dumps(value, ensure_ascii=False) + (f" ({title})" if title else "")
+        for value, title in choices
+    )
+
+
+def _kind(prop: Mapping[str, Any]) -> str:
+    if prop.get("type") == "array":
+        items = prop.get("items")
+        choices = _choices(items) if isinstance(items, Mapping) else []
+        return f"a list of any of {_show(choices)}" if choices else "a list"
+    choices = _choices(prop)
+    if choices:
+        return f"one of {_show(choices)}"
+    return {"boolean": "true or false", "integer": "a whole number", "number": "a number"}.get(
+        str(prop.get("type")), "text"
+    )
+
+
+def _example(prop: Mapping[str, Any]) -> Any:
+    if "default" in prop:
+        return prop["default"]
+    if prop.get("type") == "array":
+        items = prop.get("items")
+        choices = _choices(items) if isinstance(items, Mapping) else []
+        return [choices[0][0]] if choices else []
+    choices = _choices(prop)
+    if choices:
+        return choices[0][0]
+    return {
+        "boolean": True,
+        "integer": prop.get("minimum", 1),
+        "number": prop.get("minimum", 1),
+    }.get(str(prop.get("type")), "...")
+
+
+def _mismatch(exc: ProtocolError) -> Outcome:
+    data = exc.data if isinstance(exc.data, Mapping) else {}
+    problems = [
+        f"- {e.get('field') or '(content)'}: {e.get('message')}"
+        for e in data.get("errors", [])
+        if isinstance(e, Mapping)
+    ]
+    return Outcome.error(
+        "\n".join(
+            [
+                f"{exc.message}, so nothing was done:",
+                *problems,
+                f"Fix the content (ask the user again if needed) and call {FALLBACK_TOOL} again "
+                "with the same elicitationId.",
+            ]
+        )
+    )
+
+
+def _state_json(state: CallState) -> dict[str, Any]:
+    return {
+        "n": state.nonce,
+        "a": {k: dict(v) for k, v in state.answers.items()},
+        "k": list(state.asked),
+        "d": dict(state.digests),
+        "r": state.round,
+    }
+
+
+def _state_from(data: Mapping[str, Any]) -> CallState:
+    return CallState(data["n"], data["a"], tuple(data["k"]), data["d"], data["r"])
+
+
+def _tag(eid: str) -> str:
+    return digest(["elicitation", eid])[:10]

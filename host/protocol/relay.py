@@ -1,0 +1,276 @@
+"""Questions to a legacy client on its call's SSE stream, the answers relayed through the store.
+
+A legacy client that declared form elicitation gets each question as a server-to-client
+``elicitation/create`` request on the ``tools/call`` response stream, and POSTs its answer as a
+JSON-RPC response. That POST may reach another gunicorn worker, or another instance, than the one
+holding the stream, so every answer goes through the store: the worker that receives it checks that
+the request id is one the session is waiting on, spends it (an id is answered once), and pushes the
+answer onto a queue named by the id; the worker holding the stream pops it.
+
+Request ids are random (144 bits), so nobody can answer a question they were not asked, and each is
+recorded with its session, so a session can answer only its own. A question unanswered after the
+answer timeout ends the call with a result saying so; nothing is done.
+
+The questions of one round go out one after another; when every one is answered, the machine
+advances with all the answers, as a 2026-07-28 retry would, and may ask again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import time
+import uuid
+from collections.abc import Generator, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from host.errors import ProtocolError, StoreError
+from host.machine import Machine, Outcome, Question
+from host.machine.forms import downgrade, upgrade_answer
+from host.protocol.core import Asked, Finished, ToolHost
+from host.protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, Response, error, failure, success
+from host.protocol.sessions import LegacyOptions, Session
+from host.protocol.state import digest
+from host.store.base import Store
+
+__all__ = ["EventStream", "Relay", "elicitation_params"]
+
+log = logging.getLogger("host.protocol.relay")
+
+_QUESTION = "elicit:"
+_ANSWERED = "elicit-answered:"
+_QUEUE = "answer:"
+
+Event = dict[str, Any] | None
+"""A JSON-RPC message to send on the stream, or None for a keep-alive pause."""
+
+_KEEPALIVE = b": keep-alive\n\n"
+
+
+def elicitation_params(question: Question, version: str) -> dict[str, Any]:
+    """A question's ``elicitation/create`` params, in what the session's revision knows.
+
+    2025-06-18 knows no ``mode`` and only the older form of enums and defaults (see
+    :func:`host.machine.forms.downgrade`).
+    """
+    params: dict[str, Any] = {
+        "message": question.message,
+        "requestedSchema": downgrade(question.schema, version),
+    }
+    if version >= "2025-11-25":
+        params = {"mode": "form", **params}
+    return params
+
+
+class EventStream:
+    """The server-sent events of one legacy call: questions, keep-alives, then the response.
+
+    Over HTTP it is iterated as ``text/event-stream`` bytes; the stdio transport reads
+    :meth:`messages` instead. Closing it (the client went away) stops the call where it waits.
+    """
+
+    def __init__(self, events: Generator[Event, None, None]) -> None:
+        self._events = events
+
+    def messages(self) -> Iterator[Event]:
+        """The JSON-RPC messages in order, with None where a keep-alive would be sent."""
+        return self._events
+
+    def __iter__(self) -> Iterator[bytes]:
+        for event in self._events:
+            if event is None:
+                yield _KEEPALIVE
+            else:
+                data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+                yield b"event: message\ndata: " + data.encode("utf-8") + b"\n\n"
+
+    def close(self) -> None:
+        """Stop the call (the WSGI server calls this when the client disconnects)."""
+        self._events.close()
+
+
+@dataclass(frozen=True)
+class _Call:
+    session: Session
+    request_id: str | int
+    machine: Machine
+    arguments: Mapping[str, Any]
+    principal: str
+
+
+class Relay:
+    """Asks questions on call streams and takes the answers, for every worker sharing the store.
+
+    Args:
+        host: The tool-call core.
+        store: The shared store (answers cross workers through it).
+        options: The answer timeout and keep-alive interval.
+    """
+
+    def __init__(self, host: ToolHost, store: Store, options: LegacyOptions) -> None:
+        self.host = host
+        self.store = store
+        self.options = options
+        # NOTE: a question's records outlive its wait a little, so a late answer is told
+        # "unknown" rather than finding a half-deleted question.
+        self._ttl_s = options.answer_timeout_s + 60
+
+    def stream(
+        self,
+        session: Session,
+        request_id: str | int,
+        machine: Machine,
+        arguments: Mapping[str, Any],
+        principal: str,
+        step: Asked,
+    ) -> EventStream:
+        """The events of a call whose first round asked ``step.questions``."""
+        call = _Call(session, request_id, machine, arguments, principal)
+        return EventStream(self._events(call, step))
+
+    def deliver(self, session: Session, response: Response) -> None:
+        """Hand a client's answer to whichever worker waits for it.
+
+        Raises:
+            ProtocolError: -32600 (HTTP 400) when the id names no question this session is
+                waiting on (unknown, expired, another session's), or it was answered already.
+        """
+        qid = response.id if isinstance(response.id, str) else ""
+        owner = self.store.get(_QUESTION + qid) if qid else None
+        if owner is None or owner != session.id:
+            raise error(
+                INVALID_REQUEST,
+                "Unknown response: no question with this id is waiting in this session "
+                "(it may have timed out)",
+            )
+        if not self.store.add(_ANSWERED + qid, "1", self._ttl_s):
+            raise error(INVALID_REQUEST, "This question was already answered")
+        reply = (
+            {"result": response.result}
+            if response.result is not None
+            else {"error": response.error}
+        )
+        self.store.push(_QUEUE + qid, json.dumps(reply), self._ttl_s)
+        log.info(
+            "answer relayed",
+            extra={"event": "answer_relayed", "session": session.tag, "question": _tag(qid)},
+        )
+
+    def _events(self, call: _Call, step: Asked) -> Generator[Event, None, None]:
+        sent: list[str] = []
+        try:
+            while True:
+                responses: dict[str, Any] = {}
+                for question in step.questions:
+                    qid = secrets.token_urlsafe(18)
+                    sent.append(qid)
+                    self.store.put(_QUESTION + qid, call.session.id, self._ttl_s)
+                    log.info(
+                        "question sent",
+                        extra={
+                            "event": "question_sent",
+                            "session": call.session.tag,
+                            "tool": call.machine.name,
+                            "key": question.key,
+                            "question": _tag(qid),
+                        },
+                    )
+                    yield {
+                        "jsonrpc": "2.0",
+                        "id": qid,
+                        "method": "elicitation/create",
+                        "params": elicitation_params(question, call.session.version),
+                    }
+                    reply = yield from self._wait(qid)
+                    if reply is None:
+                        yield self._end(call, _timed_out(call, question, self.options))
+                        return
+                    if "result" not in reply:
+                        yield self._end(call, _client_failed(call, reply.get("error")))
+                        return
+                    responses[question.key] = _answer(reply["result"], question)
+                advanced = self.host.advance(
+                    call.machine,
+                    call.arguments,
+                    principal=call.principal,
+                    state=step.state,
+                    responses=responses,
+                )
+                if isinstance(advanced, Finished):
+                    yield self._end(call, advanced.outcome)
+                    return
+                step = advanced
+        except ProtocolError as exc:
+            yield failure(call.request_id, exc)
+        except Exception:
+            incident = uuid.uuid4().hex[:12]
+            log.exception(
+                "internal error",
+                extra={"event": "internal_error", "method": "tools/call", "incident": incident},
+            )
+            err = error(
+                INTERNAL_ERROR,
+                f"Internal error (incident {incident}); the details are in the server log",
+                {"incident": incident},
+            )
+            yield failure(call.request_id, err)
+        finally:
+            self._forget(sent)
+
+    def _wait(self, qid: str) -> Generator[Event, None, dict[str, Any] | None]:
+        """Wait for the answer to ``qid``, pausing for keep-alives; None when time ran out."""
+        deadline = time.monotonic() + self.options.answer_timeout_s
+        while (remaining := deadline - time.monotonic()) > 0:
+            raw = self.store.pop(_QUEUE + qid, min(self.options.keepalive_s, remaining))
+            if raw is not None:
+                reply: dict[str, Any] = json.loads(raw)
+                return reply
+            if deadline - time.monotonic() > 0:
+                yield None
+        return None
+
+    def _end(self, call: _Call, outcome: Outcome) -> dict[str, Any]:
+        return success(call.request_id, outcome.to_result(structured=call.session.structured))
+
+    def _forget(self, sent: list[str]) -> None:
+        """Drop the call's questions, so late answers to them are refused."""
+        for qid in sent:
+            try:
+                self.store.delete(_QUESTION + qid)
+            except StoreError:  # pragma: no cover - the records expire anyway
+                log.warning("could not forget a question", extra={"question": _tag(qid)})
+
+
+def _answer(result: Mapping[str, Any], question: Question) -> dict[str, Any]:
+    """A client's ``ElicitResult`` as an answer, a legacy multi-select string split back."""
+    answer: dict[str, Any] = {"action": result.get("action")}
+    content = result.get("content")
+    if isinstance(content, Mapping):
+        answer["content"] = upgrade_answer(question.schema, content)
+    elif content is not None:
+        answer["content"] = content  # NOTE: the machine rejects it with a clear message
+    return answer
+
+
+def _timed_out(call: _Call, question: Question, options: LegacyOptions) -> Outcome:
+    return Outcome.error(
+        f"No answer to the question {question.message!r} arrived within "
+        f"{options.answer_timeout_s:g} seconds, so {call.machine.name} stopped without doing "
+        "anything. Call the tool again to ask again."
+    )
+
+
+def _client_failed(call: _Call, err: Any) -> Outcome:
+    code = err.get("code") if isinstance(err, Mapping) else None
+    message = err.get("message") if isinstance(err, Mapping) else None
+    return Outcome.error(
+        f"The client could not show the question (error {code}: {message}), so "
+        f"{call.machine.name} stopped without doing anything."
+    )
+
+
+def _tag(qid: str) -> str:
+    """A question id as log lines show it: enough to follow it, not enough to answer it."""
+    return digest(["question", qid])[:10]

@@ -1,0 +1,191 @@
+"""MCP over stdin/stdout, for clients that launch their servers as processes.
+
+One JSON-RPC message per line in each direction (UTF-8, no embedded newlines); nothing else ever
+goes to stdout: logs go to stderr, and so does anything a handler prints. Both eras work on one
+connection as they do over HTTP: a message with the modern ``_meta`` is served statelessly; an
+``initialize`` opens a legacy session, which this connection then carries on every later message
+(the session id plays the part of the ``Mcp-Session-Id`` header).
+
+A legacy tool call that asks the user sends ``elicitation/create`` requests on stdout and reads the
+client's responses from stdin, while other messages keep flowing: each ``tools/call`` runs on a
+thread of its own, and responses reach it through the store, as they do across HTTP workers.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import IO, Any
+
+from host.logs import configure_logging
+from host.machine import compile_project
+from host.protocol import Endpoint, EventStream, LegacyOptions, Reply, make_endpoint
+from host.protocol.modern import PROTOCOL_VERSION_KEY
+from host.settings import Settings
+from host.spec import load_project
+from host.store import open_store
+
+__all__ = ["StdioServer", "main", "open_endpoint"]
+
+log = logging.getLogger("host.stdio")
+
+#: How long, after stdin closes, calls still running may take to finish and answer.
+_DRAIN_S = 10.0
+
+
+class StdioServer:
+    """Serves one client over a pair of byte streams.
+
+    Args:
+        endpoint: The protocol endpoint.
+        reader: Where messages come from (the process's stdin).
+        writer: Where messages go (the process's stdout), and nothing else.
+        principal: Who the client is; a process launched by its user is that user.
+    """
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        reader: IO[bytes],
+        writer: IO[bytes],
+        *,
+        principal: str = "anonymous",
+    ) -> None:
+        self.endpoint = endpoint
+        self.reader = reader
+        self.writer = writer
+        self.principal = principal
+        self.session: str | None = None
+        self._lock = threading.Lock()
+        self._calls: list[threading.Thread] = []
+
+    def serve(self) -> int:
+        """Answer messages until stdin closes; the exit status (0)."""
+        log.info("serving over stdio", extra={"event": "stdio_started"})
+        for line in iter(self.reader.readline, b""):
+            line = line.strip()
+            if line:
+                self._dispatch(line)
+        self._drain()
+        if self.session is not None:
+            # NOTE: the client is gone, and with it the session: end it like an HTTP DELETE.
+            self.endpoint.end_session(self._headers(), self.principal)
+        log.info("stdin closed", extra={"event": "stdio_stopped"})
+        return 0
+
+    def _dispatch(self, line: bytes) -> None:
+        peek = _peek(line)
+        modern = isinstance(peek.get("params"), Mapping) and PROTOCOL_VERSION_KEY in (
+            peek["params"].get("_meta") or {}
+        )
+        headers = None if modern else self._headers()
+        if peek.get("method") == "tools/call" and "id" in peek:
+            # NOTE: a call may wait for the user's answer, which arrives on this same stdin.
+            thread = threading.Thread(
+                target=self._answer, args=(line, headers), name="host-stdio-call", daemon=True
+            )
+            self._calls = [t for t in self._calls if t.is_alive()] + [thread]
+            thread.start()
+        else:
+            self._answer(line, headers)
+
+    def _headers(self) -> dict[str, str] | None:
+        return {"mcp-session-id": self.session} if self.session is not None else None
+
+    def _answer(self, line: bytes, headers: Mapping[str, str] | None) -> None:
+        try:
+            reply = self.endpoint.handle(line, headers, self.principal)
+        except Exception:  # pragma: no cover - the endpoint turns failures into errors
+            log.exception("stdio message failed", extra={"event": "internal_error"})
+            return
+        session = reply.headers.get("Mcp-Session-Id")
+        if session is not None:
+            self.session = session
+        self._send_reply(reply)
+
+    def _send_reply(self, reply: Reply) -> None:
+        if isinstance(reply.stream, EventStream):
+            try:
+                for message in reply.stream.messages():
+                    if message is not None:  # NOTE: keep-alives are for HTTP proxies only
+                        self._send(message)
+            finally:
+                reply.stream.close()
+        elif reply.body is not None:
+            if reply.body.get("id") is None and "error" in reply.body:
+                # NOTE: an error about a response (or a notification) has no request to answer.
+                log.warning(
+                    "message refused", extra={"event": "stdio_refused", "error": reply.body}
+                )
+                return
+            self._send(reply.body)
+
+    def _send(self, message: Mapping[str, Any]) -> None:
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        with self._lock:
+            self.writer.write(data + b"\n")
+            self.writer.flush()
+
+    def _drain(self) -> None:
+        deadline = time.monotonic() + _DRAIN_S
+        for thread in self._calls:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+
+def _peek(line: bytes) -> dict[str, Any]:
+    """The message as JSON, only to route it; {} when it is no object (the endpoint says why)."""
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def open_endpoint(specs: Path | None = None, handlers: Path | None = None) -> Endpoint:
+    """The endpoint ``host stdio`` serves: specs, store and keys as ``host serve`` finds them.
+
+    Raises:
+        host.errors.SpecError: The specs have problems.
+        host.errors.HostError: A setting or the store is unusable.
+    """
+    settings = Settings.from_env()
+    if specs is not None:
+        settings = replace(settings, specs_dir=specs)
+    if handlers is not None:
+        settings = replace(settings, handlers_dir=handlers)
+    project = load_project(settings.specs_dir, settings.handlers_path)
+    if settings.store_url is None:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+    # NOTE: one process serves the whole connection, so a key of its own is enough.
+    keys = settings.secrets or (secrets.token_urlsafe(32),)
+    return make_endpoint(
+        project.server,
+        compile_project(project),
+        open_store(settings.store),
+        keys=keys,
+        state_ttl_s=settings.state_ttl_s,
+        data_dir=settings.data_dir,
+        legacy=LegacyOptions.from_env(),
+    )
+
+
+def main(specs: Path | None = None, handlers: Path | None = None) -> int:
+    """Serve the process's stdin and stdout; stdout carries protocol messages only."""
+    # NOTE: whatever a handler prints (at import or per call, from Python or from a child
+    # process) must not corrupt the protocol stream: file descriptor 1 becomes stderr, and
+    # protocol messages go to a copy of the real stdout.
+    sys.stdout.flush()
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    configure_logging(stream=sys.stderr)
+    endpoint = open_endpoint(specs, handlers)
+    return StdioServer(endpoint, sys.stdin.buffer, out).serve()
