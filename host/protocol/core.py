@@ -195,7 +195,10 @@ class ToolHost:
         nonce = state.nonce if state else new_nonce()
         ctx = self._context(machine, principal, state, nonce)
         if state is None:
-            answers: dict[str, Any] = {}
+            # NOTE: a first round may already carry answers (a client that knows the questions,
+            # SEP-2322's "ignore extra params"). They are checked against their forms like any
+            # other; with no earlier round there is nothing to bind them to but the question key.
+            answers: dict[str, Any] = {k: _answer(v) for k, v in responses.items()}
             result = self._run(machine, arguments, answers, ctx)
         else:
             recorded = self.store.get(_act_key(nonce))

@@ -65,7 +65,7 @@ def default_handlers_dir(specs: Path) -> Path:
 
 def check_project(
     paths: Sequence[Path | str],
-    handlers_dir: Path | None = None,
+    handlers_dir: Path | str | None = None,
     *,
     import_handlers: bool = False,
 ) -> CheckResult:
@@ -79,7 +79,7 @@ def check_project(
     given = [Path(p) for p in paths] or [Path("specs")]
     first = given[0]
     specs_dir = first if first.is_dir() or not first.suffix else first.parent
-    handlers = handlers_dir if handlers_dir is not None else default_handlers_dir(first)
+    handlers = Path(handlers_dir) if handlers_dir is not None else default_handlers_dir(first)
     documents, found = load_paths(given)
     index = HandlerIndex(handlers, import_modules=import_handlers)
     servers: list[tuple[Document, Server | None]] = []
@@ -110,7 +110,7 @@ def check_project(
     return CheckResult(Project(server, ordered, handlers, specs_dir), diagnostics)
 
 
-def load_project(specs_dir: Path | str, handlers_dir: Path | None = None) -> Project:
+def load_project(specs_dir: Path | str, handlers_dir: Path | str | None = None) -> Project:
     """The checked project in ``specs_dir``.
 
     Raises:
