@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from datetime import UTC, datetime
+import time
 from typing import Any, TextIO
 
 __all__ = ["JsonFormatter", "configure_logging"]
@@ -30,13 +30,28 @@ _STANDARD = frozenset(
 _MARK = "_host_json_handler"
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
 class JsonFormatter(logging.Formatter):
-    """Formats a record as one line of JSON with its ``extra`` fields at the top level."""
+    """Formats a record as one line of JSON with its ``extra`` fields at the top level.
+
+    NOTE: one line is written per tool call, so this is on the hot path: the timestamp text is
+    built once per second and the encoder is made once.
+    """
+
+    _second = -1
+    _stamp = ""
 
     def format(self, record: logging.LogRecord) -> str:
         """The record as a JSON object on one line."""
+        second = int(record.created)
+        if second != self._second:
+            self._second = second
+            self._stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        millis = int((record.created - second) * 1000)
         line: dict[str, Any] = {
-            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "ts": f"{self._stamp}.{millis:03d}+00:00",
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": record.getMessage(),
@@ -44,13 +59,13 @@ class JsonFormatter(logging.Formatter):
             "pid": record.process,
         }
         for key, value in vars(record).items():
-            if key not in _STANDARD and not key.startswith("_"):
+            if key not in _STANDARD and key[0] != "_":
                 line[key] = value
         if record.exc_info:
             line["traceback"] = self.formatException(record.exc_info)
         elif record.exc_text:
             line["traceback"] = record.exc_text
-        return json.dumps(line, ensure_ascii=False, default=str)
+        return _ENCODE(line)
 
 
 def configure_logging(level: int | str = logging.INFO, stream: TextIO | None = None) -> None:

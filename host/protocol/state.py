@@ -1,13 +1,13 @@
 """The sealed ``requestState`` of a multi-round tool call (MCP 2026-07-28).
 
 Between rounds the server keeps nothing: what a call needs from its earlier rounds travels to the
-client and back inside ``requestState``, signed with itsdangerous (HMAC-SHA256, zlib-compressed when
-that is shorter). The client can read it but cannot change it. It carries:
+client and back inside ``requestState``: compact JSON in URL-safe base64, signed with itsdangerous
+(HMAC-SHA256). The client can read it but cannot change it. It carries:
 
 * the answers of earlier rounds (a retry carries only the latest round's answers);
 * a nonce, the same in every round of one call: the key of the act's at-most-once record;
-* the keys asked in the round that minted it, and a digest of those questions, so answers are
-  only ever applied to the questions they answer;
+* the keys asked in the round that minted it, and a digest of every question asked so far, so
+  answers are only ever applied to the questions they answer;
 * its bindings: a digest of the caller, the tool, a digest of the arguments, and an expiry.
 
 Any failure to open a state (forged, tampered, expired, bound to another caller, tool or arguments,
@@ -25,9 +25,10 @@ import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from typing import Any
 
-from itsdangerous import BadData, URLSafeSerializer
+from itsdangerous import BadData, Serializer
 
 from host.errors import ProtocolError
 from host.protocol.jsonrpc import INVALID_PARAMS, error
@@ -57,10 +58,33 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+class _CompactJson:
+    """itsdangerous's payload serializer: compact JSON in URL-safe base64, never compressed.
+
+    NOTE: a state is a few hundred bytes; zlib (what URLSafeSerializer adds) saved little and cost
+    more than the HMAC on every round.
+    """
+
+    @staticmethod
+    def dumps(value: Any) -> str:
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        return base64.urlsafe_b64encode(text.encode("utf-8")).rstrip(b"=").decode("ascii")
+
+    @staticmethod
+    def loads(text: str | bytes) -> Any:
+        raw = text.encode("ascii") if isinstance(text, str) else text
+        return json.loads(base64.urlsafe_b64decode(raw + b"=" * (-len(raw) % 4)))
+
+
 def digest(value: Any) -> str:
     """A short, URL-safe SHA-256 digest (128 bits) of a JSON value's canonical text."""
     raw = hashlib.sha256(canonical_json(value).encode("utf-8")).digest()[:16]
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+@lru_cache(maxsize=1024)
+def _principal_digest(principal: str) -> str:
+    return digest(["principal", principal])
 
 
 def new_nonce() -> str:
@@ -84,10 +108,14 @@ class Binding:
 
     def principal_digest(self) -> str:
         """The principal, digested so the state does not show it."""
-        return digest(["principal", self.principal])
+        return _principal_digest(self.principal)
 
     def arguments_digest(self) -> str:
-        """The arguments' digest."""
+        """The arguments' digest (computed once per binding)."""
+        return self._arguments_digest
+
+    @cached_property
+    def _arguments_digest(self) -> str:
         return digest(self.arguments)
 
 
@@ -136,9 +164,10 @@ class StateSealer:
         self._clock = clock
         # NOTE: itsdangerous orders keys oldest to newest and signs with the last; ours are
         # newest first, as operators write them in HOST_SECRET.
-        self._serializer = URLSafeSerializer(
+        self._serializer: Serializer[str] = Serializer(
             list(reversed(keys)),
             salt=_SALT,
+            serializer=_CompactJson,
             signer_kwargs={"digest_method": hashlib.sha256},
         )
 
