@@ -56,13 +56,14 @@ def _create(db: sqlite3.Connection) -> None:
 def _db() -> sqlite3.Connection:
     """This thread's connection to the database, created and seeded on first use.
 
-    The path is read on every call, so a test that points ``HELPDESK_DB`` or ``HOST_DATA_DIR``
-    somewhere else gets a fresh database there.
+    The environment is read on every call, so a test that points ``HELPDESK_DB`` or
+    ``HOST_DATA_DIR`` somewhere else gets a fresh database there.
     """
-    path = _path()
-    if getattr(_local, "path", None) == path:
+    where = (os.environ.get("HELPDESK_DB"), os.environ.get("HOST_DATA_DIR"))
+    if getattr(_local, "where", None) == where:
         db: sqlite3.Connection = _local.db
         return db
+    path = _path()
     if getattr(_local, "db", None) is not None:
         _local.db.close()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -75,7 +76,7 @@ def _db() -> sqlite3.Connection:
         if path not in _ready or not path.exists():
             _create(db)
             _ready.add(path)
-    _local.db, _local.path = db, path
+    _local.db, _local.where = db, where
     return db
 
 

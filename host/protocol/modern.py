@@ -227,12 +227,14 @@ class ModernProtocol:
         machine = self.host.machine(name)
         arguments = _object(params, "arguments")
         responses = _object(params, "inputResponses")
-        problem = machine.check_arguments(arguments)
-        if problem is not None:
-            return self._complete(problem.to_result())
         binding = Binding(principal, name, arguments)
         token = params.get("requestState")
         state = self.sealer.open(token, binding) if token is not None else None
+        # NOTE: a state opens only for the very arguments it was minted for, and it was minted
+        # only after they passed the input schema: later rounds need not check them again.
+        problem = machine.check_arguments(arguments) if state is None else None
+        if problem is not None:
+            return self._complete(problem.to_result())
         step = self.host.advance(
             machine,
             arguments,
