@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any
 
-from jinja2 import StrictUndefined, meta
+from jinja2 import StrictUndefined, Template, meta
+from jinja2.environment import TemplateExpression
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 __all__ = [
@@ -54,8 +56,15 @@ def names(source: str, *, expression: bool = False) -> set[str]:
     Raises:
         jinja2.TemplateSyntaxError: with ``lineno`` relative to ``source``.
     """
+    return set(_names(source, expression))
+
+
+# NOTE: the checker and the compiler both ask for every template's names, and generated or
+# copied specs repeat the same texts: parsing each distinct text once halves start-up.
+@lru_cache(maxsize=4096)
+def _names(source: str, expression: bool) -> frozenset[str]:
     text = "{{ " + source + " }}" if expression else source
-    return set(meta.find_undeclared_variables(ENV.parse(text)))
+    return frozenset(meta.find_undeclared_variables(ENV.parse(text)))
 
 
 def result_names(value: Any) -> set[str]:
@@ -76,13 +85,23 @@ def compile_text(source: str) -> Renderer:
     """A message template that renders to a string."""
     if not is_template(source):
         return lambda scope: source
-    template = ENV.from_string(source)
+    template = _template(source)
     return lambda scope: template.render(scope)
+
+
+@lru_cache(maxsize=4096)
+def _template(source: str) -> Template:
+    return ENV.from_string(source)
+
+
+@lru_cache(maxsize=4096)
+def _expression(source: str) -> TemplateExpression:
+    return ENV.compile_expression(source, undefined_to_none=False)
 
 
 def compile_expression(source: str) -> Renderer:
     """A bare Jinja expression (``when:``), evaluated to a Python value."""
-    expression = ENV.compile_expression(source, undefined_to_none=False)
+    expression = _expression(source)
     return lambda scope: expression(**scope)
 
 
@@ -95,7 +114,7 @@ def compile_result(value: Any) -> Renderer:
     if isinstance(value, str):
         single = _single_expression(value)
         if single is not None:
-            expression = ENV.compile_expression(single, undefined_to_none=False)
+            expression = _expression(single)
             # NOTE: an undefined name would otherwise travel on silently; str() raises it here.
             def render_single(scope: Mapping[str, Any]) -> Any:
                 result = expression(**scope)
