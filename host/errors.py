@@ -61,9 +61,7 @@ class ProtocolError(HostError):
         http_status: HTTP status for the Streamable HTTP transport.
     """
 
-    def __init__(
-        self, code: int, message: str, data: Any = None, http_status: int = 200
-    ) -> None:
+    def __init__(self, code: int, message: str, data: Any = None, http_status: int = 200) -> None:
         super().__init__(message)
         self.code = code
         self.data = data

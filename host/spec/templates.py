@@ -115,6 +115,7 @@ def compile_result(value: Any) -> Renderer:
         single = _single_expression(value)
         if single is not None:
             expression = _expression(single)
+
             # NOTE: an undefined name would otherwise travel on silently; str() raises it here.
             def render_single(scope: Mapping[str, Any]) -> Any:
                 result = expression(**scope)
@@ -131,4 +132,3 @@ def compile_result(value: Any) -> Renderer:
         items = [compile_result(v) for v in value]
         return lambda scope: [render(scope) for render in items]
     return lambda scope: value
-
