@@ -152,6 +152,11 @@ def main(argv: list[str]) -> int:
         _print(verdict)
     bad = any(v.failed or v.stale for v in verdicts)
     print("RESULT: " + ("unexpected failures or stale entries" if bad else "all as expected"))
+    passed = sum(len(v.passed) for v in verdicts)
+    failed = sum(len(v.failed) + len(v.stale) for v in verdicts)
+    skipped = sum(len(v.expected) for v in verdicts)
+    # The closing line test runners print; expected failures count as skipped.
+    print(f"conformance: {passed} passed, {failed} failed, {skipped} skipped")
     return 1 if bad else 0
 
 
