@@ -16,10 +16,13 @@ separate namespaces. A key used with :meth:`Store.once` should not also be writt
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Iterator
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Store", "backoff", "check_ttl"]
+from host.errors import StoreError
+
+__all__ = ["Claim", "Store", "backoff", "check_ttl", "run_once"]
 
 
 @runtime_checkable
@@ -103,3 +106,50 @@ def backoff(first_s: float = 0.005, limit_s: float = 0.02) -> Iterator[float]:
     while True:
         yield delay
         delay = min(delay * 1.5, limit_s)
+
+
+Claim = tuple[bool, str | None]
+"""What one attempt at a claim found: ``(True, None)`` taken; ``(False, value)`` recorded already;
+``(False, None)`` another process is running it."""
+
+
+def run_once(
+    key: str,
+    wait_s: float,
+    claim: Callable[[], Claim],
+    compute: Callable[[], str],
+    release: Callable[[], None],
+    record: Callable[[str], None],
+) -> str:
+    """The protocol of :meth:`Store.once`, over a backend's ``claim``, ``release`` and ``record``.
+
+    Try to claim ``key``; while another process holds it, wait (with :func:`backoff`) for its
+    value up to ``wait_s``; once claimed, compute, then record, or release the claim if computing
+    failed, so a retry may run it.
+
+    Raises:
+        StoreError: waited ``wait_s`` for another process to finish.
+    """
+    deadline = time.monotonic() + wait_s
+    delays = backoff()
+    while True:
+        taken, value = claim()
+        if value is not None:
+            return value
+        if taken:
+            break
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise StoreError(
+                f"gave up after {wait_s:g}s waiting for another worker to finish {key!r}"
+            )
+        time.sleep(min(next(delays), left))
+    try:
+        value = compute()
+        if not isinstance(value, str):
+            raise TypeError(f"once() compute must return str, got {type(value).__name__}")
+    except BaseException:
+        release()
+        raise
+    record(value)
+    return value

@@ -13,14 +13,13 @@ from __future__ import annotations
 import logging
 import math
 import os
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from host.errors import StoreError
-from host.store.base import backoff, check_ttl
+from host.store.base import Claim, check_ttl, run_once
 
 __all__ = ["RedisStore", "redact"]
 
@@ -100,46 +99,41 @@ class RedisStore:
         check_ttl(ttl_s)
         value_key, claim_key = self._prefix + "v:" + key, self._prefix + "c:" + key
         token = os.urandom(12).hex()
-        deadline = time.monotonic() + wait_s
-        delays = backoff()
-        while True:
+
+        def claim() -> Claim:
             with self._errors("read"):
                 value = self._client.get(value_key)
                 if value is not None:
-                    return str(value)
-                if self._client.set(claim_key, token, nx=True, px=_ms(ttl_s)):
-                    # The previous owner may have recorded and dropped its claim between our
-                    # GET and SET: then the value is there and nothing must run.
-                    value = self._client.get(value_key)
-                    if value is None:
-                        break
-                    self._release(keys=[claim_key], args=[token])
-                    return str(value)
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise StoreError(
-                    f"gave up after {wait_s:g}s waiting for another worker to finish {key!r}"
-                )
-            time.sleep(min(next(delays), left))
-        try:
-            value = compute()
-            if not isinstance(value, str):
-                raise TypeError(f"once() compute must return str, got {type(value).__name__}")
-        except BaseException:
+                    return False, str(value)
+                if not self._client.set(claim_key, token, nx=True, px=_ms(ttl_s)):
+                    return False, None
+                # The previous owner may have recorded and dropped its claim between our
+                # GET and SET: then the value is there and nothing must run.
+                value = self._client.get(value_key)
+                if value is None:
+                    return True, None
+                self._release(keys=[claim_key], args=[token])
+                return False, str(value)
+
+        def release() -> None:
             try:
                 with self._errors("release a claim in"):
                     self._release(keys=[claim_key], args=[token])
             except StoreError as exc:
                 # The act's own exception matters more; the claim then lapses with its ttl.
                 log.warning("could not release the claim on %r: %s", key, exc)
-            raise
-        with self._errors("write"):
-            kept = self._record(keys=[value_key, claim_key], args=[token, value, _ms(ttl_s)])
-        if not kept:
-            log.warning(
-                "the claim on %r expired before its act finished; ttl_s=%g is too short", key, ttl_s
-            )
-        return value
+
+        def record(value: str) -> None:
+            with self._errors("write"):
+                kept = self._record(keys=[value_key, claim_key], args=[token, value, _ms(ttl_s)])
+            if not kept:
+                log.warning(
+                    "the claim on %r expired before its act finished; ttl_s=%g is too short",
+                    key,
+                    ttl_s,
+                )
+
+        return run_once(key, wait_s, claim, compute, release, record)
 
     def add(self, key: str, value: str, ttl_s: float) -> bool:
         """Insert if absent; see :meth:`host.store.base.Store.add`."""

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from host.errors import StoreError
-from host.store.base import backoff, check_ttl
+from host.store.base import Claim, backoff, check_ttl, run_once
 
 __all__ = ["SqliteStore"]
 
@@ -44,8 +44,6 @@ CREATE TABLE IF NOT EXISTS store_queue (
 CREATE INDEX IF NOT EXISTS store_queue_key ON store_queue (key, id);
 CREATE INDEX IF NOT EXISTS store_queue_expires ON store_queue (expires);
 """
-
-_DONE, _PENDING, _CLAIMED = "done", "pending", "claimed"
 
 
 class SqliteStore:
@@ -93,29 +91,14 @@ class SqliteStore:
         """Run ``compute`` at most once for ``key``; see :meth:`host.store.base.Store.once`."""
         check_ttl(ttl_s)
         token = os.urandom(12).hex()
-        deadline = time.monotonic() + wait_s
-        delays = backoff()
-        while True:
-            state, value = self._claim(key, token, ttl_s)
-            if state == _DONE and value is not None:
-                return value
-            if state == _CLAIMED:
-                break
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise StoreError(
-                    f"gave up after {wait_s:g}s waiting for another worker to finish {key!r}"
-                )
-            time.sleep(min(next(delays), left))
-        try:
-            value = compute()
-            if not isinstance(value, str):
-                raise TypeError(f"once() compute must return str, got {type(value).__name__}")
-        except BaseException:
-            self._release(key, token)
-            raise
-        self._record(key, token, value, ttl_s)
-        return value
+        return run_once(
+            key,
+            wait_s,
+            claim=lambda: self._claim(key, token, ttl_s),
+            compute=compute,
+            release=lambda: self._release(key, token),
+            record=lambda value: self._record(key, token, value, ttl_s),
+        )
 
     def add(self, key: str, value: str, ttl_s: float) -> bool:
         """Insert if absent; see :meth:`host.store.base.Store.add`."""
@@ -201,8 +184,8 @@ class SqliteStore:
 
     # -- claims --------------------------------------------------------------------------------
 
-    def _claim(self, key: str, token: str, ttl_s: float) -> tuple[str, str | None]:
-        """Take ``key`` if free: ``(claimed, None)``; else ``(done, value)`` or ``(pending, None)``.
+    def _claim(self, key: str, token: str, ttl_s: float) -> Claim:
+        """Take ``key`` if free; else report its value, or that another process holds it.
 
         NOTE: one upsert, atomic on its own (autocommit), takes a free or expired key; only when
         it is taken does a second statement read what is there. The common case, an act nobody
@@ -217,13 +200,12 @@ class SqliteStore:
                 (key, token, now + ttl_s, now),
             ).rowcount
             if taken == 1:
-                return _CLAIMED, None
+                return True, None
             row = conn.execute(
                 "SELECT value FROM store_records WHERE key = ? AND expires > ?", (key, now)
             ).fetchone()
-        if row is None:  # it expired between the two statements: look again
-            return _PENDING, None
-        return (_PENDING, None) if row[0] is None else (_DONE, row[0])
+        # No row: it expired between the two statements; the next attempt takes it.
+        return False, None if row is None else row[0]
 
     def _release(self, key: str, token: str) -> None:
         try:
