@@ -8,7 +8,9 @@ connection as they do over HTTP: a message with the modern ``_meta`` is served s
 
 A legacy tool call that asks the user sends ``elicitation/create`` requests on stdout and reads the
 client's responses from stdin, while other messages keep flowing: each ``tools/call`` runs on a
-thread of its own, and responses reach it through the store, as they do across HTTP workers.
+thread of its own, and responses reach it through the store, as they do across HTTP workers. A call
+whose request carries a ``progressToken`` writes its ``notifications/progress`` lines as its handler
+reports, before its response (:mod:`host.protocol.streams`).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ log = logging.getLogger("host.stdio")
 
 #: How long, after stdin closes, calls still running may take to finish and answer.
 _DRAIN_S = 10.0
+_STREAMS = "application/json, text/event-stream"
 
 
 class StdioServer:
@@ -98,7 +101,11 @@ class StdioServer:
             self._answer(line, headers)
 
     def _headers(self) -> dict[str, str] | None:
-        return {"mcp-session-id": self.session} if self.session is not None else None
+        if self.session is None:
+            return None
+        # NOTE: stdout carries a call's notifications as well as its response, as an HTTP
+        # client that accepts an event stream would get them.
+        return {"mcp-session-id": self.session, "accept": _STREAMS}
 
     def _answer(self, line: bytes, headers: Mapping[str, str] | None) -> None:
         try:

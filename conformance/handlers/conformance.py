@@ -8,20 +8,30 @@ outcome).
 
 from __future__ import annotations
 
+import io
 import json
 import logging
+import struct
+import time
+import wave
+import zlib
 from typing import Any
 
 from host import ToolError
 
 __all__ = [
     "always_fail",
+    "audio_content",
+    "count_to_100",
     "describe_contact",
     "echo",
     "elicitation_completed",
+    "embedded_resource",
     "go_ahead",
     "greet",
+    "image_content",
     "log_to_server",
+    "mixed_content",
     "name_and_color",
     "simple_text",
     "state_ok",
@@ -98,3 +108,72 @@ def echo(text: str) -> str:
 def go_ahead(ok: bool) -> str:
     """The user answered; say so."""
     return "Done." if ok else "The user said not to go ahead."
+
+
+def _png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
+    """A PNG of one colour, made here so the tests need no image file."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB
+    rows = b"".join(b"\x00" + bytes(rgb) * width for _ in range(height))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
+
+
+def _wav(milliseconds: int, rate: int = 8000) -> bytes:
+    """A silent mono 16-bit WAV clip."""
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as clip:
+        clip.setnchannels(1)
+        clip.setsampwidth(2)
+        clip.setframerate(rate)
+        clip.writeframes(b"\x00\x00" * (rate * milliseconds // 1000))
+    return buffer.getvalue()
+
+
+RED_PIXEL = _png(1, 1, (255, 0, 0))
+RESOURCE = {
+    "uri": "test://embedded-resource",
+    "mimeType": "text/plain",
+    "text": "This is an embedded resource content.",
+}
+
+
+def image_content() -> list[dict[str, Any]]:
+    """One image block; the host base64-encodes the bytes."""
+    return [{"type": "image", "data": RED_PIXEL, "mimeType": "image/png"}]
+
+
+def audio_content() -> list[dict[str, Any]]:
+    """One audio block: 100 ms of silence."""
+    return [{"type": "audio", "data": _wav(100), "mimeType": "audio/wav"}]
+
+
+def embedded_resource() -> list[dict[str, Any]]:
+    """One embedded text resource."""
+    return [{"type": "resource", "resource": RESOURCE}]
+
+
+def mixed_content() -> list[Any]:
+    """A text (a plain string is a text block), an image and an embedded resource."""
+    return [
+        "Here are a text, an image and a resource.",
+        {"type": "image", "data": RED_PIXEL, "mimeType": "image/png"},
+        {"type": "resource", "resource": RESOURCE},
+    ]
+
+
+def count_to_100(ctx: Any) -> str:
+    """Three steps of work, each reported as progress (sent only if the client asked for it)."""
+    for done in (0, 50, 100):
+        if done:
+            time.sleep(0.05)
+        ctx.progress(done, total=100, message=f"{done}% done")
+    return "Progress completed: 100 of 100."

@@ -12,6 +12,7 @@ from host.machine.types import (
     NeedInput,
     Once,
     Outcome,
+    ProgressSink,
     Question,
 )
 
@@ -23,6 +24,7 @@ __all__ = [
     "NeedInput",
     "Once",
     "Outcome",
+    "ProgressSink",
     "Question",
     "compile_project",
 ]

@@ -12,7 +12,7 @@ from typing import Any
 from host.machine.bind import load_handler
 from host.machine.forms import Form, confirm_form
 from host.machine.run import Ending, Machine, QuestionStep, ReadStep
-from host.spec.model import Act, Ask, Confirm, Project, Read, Tool
+from host.spec.model import Act, Ask, Confirm, Project, Read, Returns, Tool
 from host.spec.templates import (
     Renderer,
     compile_expression,
@@ -46,6 +46,7 @@ def compile_tool(tool: Tool, handlers_dir: Path) -> Machine:
     """
     steps: list[ReadStep | QuestionStep] = []
     act = None
+    returns: Returns = "value"
     for step in tool.steps:
         if isinstance(step, Read):
             handler = load_handler(handlers_dir, step.call)
@@ -56,6 +57,7 @@ def compile_tool(tool: Tool, handlers_dir: Path) -> Machine:
             steps.append(_question(step))
         elif isinstance(step, Act):
             act = load_handler(handlers_dir, step.call)
+            returns = step.returns
     if act is None:  # the checker rejects this; a hand-built Project might not have been checked
         raise ValueError(f"tool {tool.name} has no act step")
     input_schema = {"type": "object", **tool.input}
@@ -68,6 +70,7 @@ def compile_tool(tool: Tool, handlers_dir: Path) -> Machine:
         annotations=tool.annotations,
         steps=tuple(steps),
         act=act,
+        returns=returns,
     )
 
 

@@ -11,15 +11,17 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from jsonschema import Draft202012Validator
 
 from host.errors import ToolError
 from host.machine.bind import Handler
+from host.machine.content import ContentError, content_blocks
 from host.machine.forms import Form
 from host.machine.types import Answer, AnswerMismatch, CallContext, NeedInput, Outcome, Question
+from host.spec.model import Returns
 from host.spec.templates import Renderer
 
 __all__ = ["Machine", "QuestionStep", "ReadStep"]
@@ -77,6 +79,7 @@ class Machine:
         title: str | None = None,
         output_schema: dict[str, Any] | None = None,
         annotations: dict[str, Any] | None = None,
+        returns: Returns = "value",
     ) -> None:
         self.name = name
         self.title = title
@@ -86,6 +89,7 @@ class Machine:
         self.annotations = dict(annotations or {})
         self.steps = steps
         self.act = act
+        self.returns = returns
         self.asks = any(isinstance(s, QuestionStep) for s in steps)
         self._validator = Draft202012Validator(input_schema)
         self._fields = tuple(input_schema.get("properties", {}))
@@ -226,17 +230,30 @@ class Machine:
 
     def _act(self, scope: Mapping[str, Any], ctx: CallContext) -> Outcome:
         try:
-            return Outcome.from_value(self.act(scope, ctx), acted=True)
+            value = self.act(scope, ctx)
+            if self.returns == "value":
+                return Outcome.from_value(value, acted=True)
         except ToolError as exc:
             return Outcome(Outcome.error(exc.message).content, is_error=True, acted=True)
         except Exception:
             return self._incident(ctx)
+        try:
+            return Outcome(content_blocks(value), acted=True)
+        except ContentError as exc:
+            # NOTE: the handler ran to its end (the act happened); only its result is unusable.
+            return replace(self._incident(ctx, str(exc)), acted=True)
 
-    def _incident(self, ctx: CallContext) -> Outcome:
+    def _incident(self, ctx: CallContext, problem: str | None = None) -> Outcome:
         incident = uuid.uuid4().hex[:12]
-        log.exception(
-            "handler failed", extra={"tool": self.name, "incident": incident, "round": ctx.round}
-        )
+        fields = {"tool": self.name, "incident": incident, "round": ctx.round}
+        if problem is None:
+            log.exception("handler failed", extra=fields)
+        else:
+            log.error(
+                "handler returned malformed content: %s",
+                problem,
+                extra={**fields, "problem": problem},
+            )
         return Outcome.error(
             f"The tool {self.name} failed with an internal error (incident {incident}). "
             "The details are in the server log.",

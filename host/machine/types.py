@@ -11,12 +11,14 @@ import base64
 import hashlib
 import json
 import logging
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from host.errors import HostError
+from host.machine.content import for_revision
 
 __all__ = [
     "Answer",
@@ -25,6 +27,7 @@ __all__ = [
     "NeedInput",
     "Once",
     "Outcome",
+    "ProgressSink",
     "Question",
 ]
 
@@ -106,9 +109,16 @@ class Outcome:
         """A tool error result the model can read and act on."""
         return cls(content=[{"type": "text", "text": text}], is_error=True, incident=incident)
 
-    def to_result(self, *, structured: bool = True) -> dict[str, Any]:
-        """The ``CallToolResult`` members (``structured=False`` for revisions before 2025-06-18)."""
-        result: dict[str, Any] = {"content": self.content}
+    def to_result(self, *, structured: bool = True, version: str | None = None) -> dict[str, Any]:
+        """The ``CallToolResult`` members.
+
+        Args:
+            structured: False for revisions before 2025-06-18 (no ``structuredContent``).
+            version: A legacy revision: content blocks it does not know are rewritten
+                (:func:`host.machine.content.for_revision`). None sends them as they are.
+        """
+        content = self.content if version is None else for_revision(self.content, version)
+        result: dict[str, Any] = {"content": content}
         if structured and self.structured is not None:
             result["structuredContent"] = self.structured
         if self.is_error:
@@ -127,6 +137,9 @@ class Outcome:
         data = json.loads(text)
         return cls(data["c"], data["s"], data["e"], True, data["i"], replayed=True)
 
+
+ProgressSink = Callable[[float, "float | None", "str | None"], None]
+"""Sends one progress report (progress, total, message) to the client that asked for them."""
 
 Once = Callable[[Callable[[], Outcome]], Outcome]
 """Runs the act at most once for this call, across workers, returning the recorded outcome."""
@@ -147,6 +160,8 @@ class CallContext:
         log: A logger for the handler.
         round: Which round of the exchange this is, from 1.
         once: The at-most-once guard around the act (the store's, when serving).
+        report: Where :meth:`progress` sends reports: set by the protocol when the client asked
+            for progress and can receive it; None makes :meth:`progress` a no-op.
     """
 
     principal: str = "anonymous"
@@ -155,6 +170,41 @@ class CallContext:
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("host.handler"))
     round: int = 1
     once: Once = _run_directly
+    report: ProgressSink | None = None
+
+    def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Tell the client how far the call has got: a ``notifications/progress``.
+
+        Sent, at once, only when the client asked for progress (a ``progressToken``) and can
+        receive it (an event stream, or stdio); otherwise nothing happens, so a handler may
+        call it whoever calls the tool. ``progress`` must increase from one report to the
+        next (MCP's rule): a report that does not is dropped, with a warning in the log.
+
+        Args:
+            progress: How far, in any unit (items done, percent, ...).
+            total: The value ``progress`` will reach, if known.
+            message: A short text for the user about what is happening now.
+
+        Raises:
+            TypeError: ``progress`` or ``total`` is not a number, or ``message`` not a text.
+            ValueError: ``progress`` or ``total`` is infinite or NaN.
+        """
+        _number("progress", progress)
+        if total is not None:
+            _number("total", total)
+        if message is not None and not isinstance(message, str):
+            raise TypeError(f"ctx.progress: message must be a str, not {type(message).__name__}")
+        if self.report is not None:
+            self.report(progress, total, message)
+
+
+def _number(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"ctx.progress: {name} must be a number, not {type(value).__name__}")
+    if not math.isfinite(value):
+        raise ValueError(f"ctx.progress: {name} must be a finite number, not {value!r}")
 
 
 class AnswerMismatch(HostError):

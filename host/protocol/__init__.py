@@ -15,9 +15,9 @@ from host.protocol.core import Asked, Finished, OnceStore, Step, ToolHost, can_e
 from host.protocol.endpoint import Endpoint, Reply, Revision, Sessions
 from host.protocol.legacy import LegacyProtocol
 from host.protocol.modern import MODERN_VERSIONS, ModernProtocol
-from host.protocol.relay import EventStream
 from host.protocol.sessions import LEGACY_VERSIONS, LegacyOptions, SessionSealer
 from host.protocol.state import Binding, CallState, StateSealer
+from host.protocol.streams import EventStream
 from host.spec.model import Server
 from host.store.base import Store
 
@@ -73,4 +73,5 @@ def make_endpoint(
     options = legacy or LegacyOptions()
     sessions = SessionSealer(keys, options.session_ttl_s)
     old = LegacyProtocol(host, sessions, store, options, fallback_ttl_s=state_ttl_s)
-    return Endpoint([old, ModernProtocol(host, sealer)], sessions=old)
+    modern = ModernProtocol(host, sealer, keepalive_s=options.keepalive_s)
+    return Endpoint([old, modern], sessions=old)

@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from host.errors import ProtocolError
-from host.machine import AnswerMismatch, CallContext, Machine, NeedInput, Outcome, Question
+from host.machine import (
+    AnswerMismatch,
+    CallContext,
+    Machine,
+    NeedInput,
+    Outcome,
+    ProgressSink,
+    Question,
+)
 from host.protocol.jsonrpc import ELICITATION_DISABLED, INVALID_PARAMS, MISSING_CAPABILITY, error
 from host.protocol.state import CallState, new_nonce
 from host.spec.model import Server
@@ -143,6 +151,7 @@ class ToolHost:
         state: CallState | None = None,
         responses: Mapping[str, Any] | None = None,
         can_ask: bool = True,
+        progress: ProgressSink | None = None,
     ) -> Step:
         """Run one round of a call whose arguments are already checked.
 
@@ -154,6 +163,7 @@ class ToolHost:
             responses: This round's answers by key; only keys ``state`` asked are used.
             can_ask: False when the client declared no way to answer a form question: a question
                 then fails the call with -32021 (after the ELICITATION_DISABLED check).
+            progress: Where the handlers' ``ctx.progress`` reports go; None drops them.
 
         Returns:
             :class:`Finished` with the outcome, or :class:`Asked` with questions and the next state.
@@ -167,7 +177,9 @@ class ToolHost:
         round_ = state.round if state else 1
         fields: dict[str, Any] = {"tool": machine.name, "round": round_, "principal": principal}
         try:
-            step = self._advance(machine, arguments, principal, state, responses or {}, fields)
+            step = self._advance(
+                machine, arguments, principal, state, responses or {}, fields, progress
+            )
             if isinstance(step, Asked) and not can_ask:
                 raise error(
                     MISSING_CAPABILITY,
@@ -191,9 +203,11 @@ class ToolHost:
         state: CallState | None,
         responses: Mapping[str, Any],
         fields: dict[str, Any],
+        progress: ProgressSink | None,
     ) -> Step:
         nonce = state.nonce if state else new_nonce()
         ctx = self._context(machine, principal, state, nonce)
+        ctx.report = progress
         if state is None:
             # NOTE: a first round may already carry answers (a client that knows the questions,
             # SEP-2322's "ignore extra params"). They are checked against their forms like any

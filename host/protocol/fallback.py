@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from host.errors import ProtocolError
-from host.machine import Machine, Outcome, Question
+from host.machine import Machine, Outcome, ProgressSink, Question
 from host.machine.forms import upgrade_answer
 from host.protocol.core import Asked, Finished, ToolHost
 from host.protocol.jsonrpc import INVALID_PARAMS
@@ -141,8 +141,17 @@ class Fallback:
             is_error=machine.output_schema is not None,
         )
 
-    def answer(self, session: Session, arguments: Mapping[str, Any], principal: str) -> Outcome:
+    def answer(
+        self,
+        session: Session,
+        arguments: Mapping[str, Any],
+        principal: str,
+        progress: ProgressSink | None = None,
+    ) -> Outcome:
         """Run ``sendElicitationResult``: resume the call its id names with the answer.
+
+        ``progress`` receives the resumed call's reports (``sendElicitationResult``'s own
+        request carries the ``progressToken``).
 
         Raises:
             ProtocolError: As :meth:`ToolHost.advance` does, except for an answer that does not
@@ -179,6 +188,7 @@ class Fallback:
                 principal=principal,
                 state=_state_from(record["st"]),
                 responses={question["key"]: answer},
+                progress=progress,
             )
         except ProtocolError as exc:
             if exc.code != INVALID_PARAMS:

@@ -12,19 +12,22 @@ questions travel differs:
 * any other gets them inside the tool result, and answers through ``sendElicitationResult``
   (:mod:`host.protocol.fallback`), a tool listed for its session only.
 
-Results follow the session's revision: no ``resultType``, and ``structuredContent`` only from
-2025-06-18. Session errors keep their HTTP meaning (400 without a session id, 404 for an unknown,
-ended or expired one); every other JSON-RPC error in a session is sent with HTTP 200.
+Results follow the session's revision: no ``resultType``, ``structuredContent`` only from
+2025-06-18, and content blocks the revision knows (:func:`host.machine.content.for_revision`).
+Progress reports of a call with a ``progressToken`` go out on the call's POST stream. Session
+errors keep their HTTP meaning (400 without a session id, 404 for an unknown, ended or expired
+one); every other JSON-RPC error in a session is sent with HTTP 200.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from host.errors import ProtocolError
+from host.machine import Outcome
 from host.protocol.core import Finished, ToolHost
 from host.protocol.endpoint import Reply
 from host.protocol.fallback import FALLBACK_TOOL, Fallback, fallback_tool
@@ -42,6 +45,15 @@ from host.protocol.jsonrpc import (
 from host.protocol.modern import decode_header_value, is_modern_message
 from host.protocol.relay import Relay
 from host.protocol.sessions import LEGACY_VERSIONS, LegacyOptions, Session, SessionSealer, negotiate
+from host.protocol.streams import (
+    NO_BUFFERING,
+    Event,
+    EventStream,
+    Progress,
+    accepts_stream,
+    progress_token,
+    stream_after,
+)
 from host.store.base import Store
 
 __all__ = ["LegacyProtocol", "legacy_tool"]
@@ -55,7 +67,7 @@ _NEWER_TOOL_MEMBERS: Mapping[str, tuple[str, ...]] = {
     "2025-03-26": ("icons", "execution", "title", "outputSchema"),
 }
 
-Method = Callable[[Request, Session, str], "dict[str, Any] | Reply"]
+Method = Callable[[Request, Session, str, Mapping[str, str] | None], "dict[str, Any] | Reply"]
 
 
 def legacy_tool(tool: Mapping[str, Any], version: str) -> dict[str, Any]:
@@ -135,7 +147,7 @@ class LegacyProtocol:
                     f"Method not found: {message.method}",
                     {"method": message.method},
                 )
-            answer = method(message, session, principal)
+            answer = method(message, session, principal, headers)
         except ProtocolError as exc:
             raise ProtocolError(exc.code, exc.message, exc.data, 200) from None
         if isinstance(answer, Reply):
@@ -226,13 +238,25 @@ class LegacyProtocol:
             )
         return session
 
-    def _empty(self, message: Request, session: Session, principal: str) -> dict[str, Any]:
+    def _empty(
+        self,
+        message: Request,
+        session: Session,
+        principal: str,
+        headers: Mapping[str, str] | None,
+    ) -> dict[str, Any]:
         return {}
 
     def _offers_fallback(self, session: Session) -> bool:
         return self._can_fall_back and not session.forms
 
-    def _tools_list(self, message: Request, session: Session, principal: str) -> dict[str, Any]:
+    def _tools_list(
+        self,
+        message: Request,
+        session: Session,
+        principal: str,
+        headers: Mapping[str, str] | None,
+    ) -> dict[str, Any]:
         if message.params.get("cursor") is not None:
             raise error(INVALID_PARAMS, "Invalid cursor: tools/list is not paged")
         tools = [legacy_tool(tool, session.version) for tool in self.host.tools()]
@@ -241,7 +265,52 @@ class LegacyProtocol:
         return {"tools": tools}
 
     def _tools_call(
-        self, message: Request, session: Session, principal: str
+        self,
+        message: Request,
+        session: Session,
+        principal: str,
+        headers: Mapping[str, str] | None,
+    ) -> dict[str, Any] | Reply:
+        """A call; one with a ``progressToken`` runs beside the request (:mod:`.streams`).
+
+        So its progress reports go out on the POST's stream as they come, when the client reads
+        event streams; the reply stays plain JSON unless a report comes before the result.
+        """
+        token = progress_token(message.params)
+        if token is None or not accepts_stream(headers):
+            return self._call(message, session, principal, None)
+        name = message.params.get("name")
+        progress = Progress(token, name if isinstance(name, str) else "")
+        running = progress.start(lambda p: self._call(message, session, principal, p))
+        first = running.first()
+        if first is None:
+            return running.result()
+        stream = stream_after(
+            message.id,
+            message.method,
+            first,
+            running,
+            lambda value: self._finish(message.id, value),
+            self.options.keepalive_s,
+        )
+        return Reply(200, headers=NO_BUFFERING, stream=stream)
+
+    @staticmethod
+    def _finish(request_id: Any, value: dict[str, Any] | Reply) -> Iterator[Event]:
+        """The end of a progress stream: the result, or the question stream the call became."""
+        if not isinstance(value, Reply):
+            yield success(request_id, value)
+        elif isinstance(value.stream, EventStream):
+            yield from value.stream.messages()
+        else:  # pragma: no cover - a call's Reply is always a question stream
+            yield value.body
+
+    def _call(
+        self,
+        message: Request,
+        session: Session,
+        principal: str,
+        progress: Progress | None,
     ) -> dict[str, Any] | Reply:
         name = message.params.get("name")
         if not isinstance(name, str):
@@ -252,18 +321,24 @@ class LegacyProtocol:
         if not isinstance(arguments, dict):
             raise error(INVALID_PARAMS, "params.arguments must be an object")
         if name == FALLBACK_TOOL and self._offers_fallback(session):
-            outcome = self.fallback.answer(session, arguments, principal)
-            return outcome.to_result(structured=session.structured)
+            outcome = self.fallback.answer(session, arguments, principal, progress)
+            return _result(outcome, session)
         machine = self.host.machine(name)
         problem = machine.check_arguments(arguments)
         if problem is not None:
-            return problem.to_result(structured=session.structured)
-        step = self.host.advance(machine, arguments, principal=principal)
+            return _result(problem, session)
+        step = self.host.advance(machine, arguments, principal=principal, progress=progress)
         if isinstance(step, Finished):
-            return step.outcome.to_result(structured=session.structured)
+            return _result(step.outcome, session)
         if session.forms:
-            stream = self.relay.stream(session, message.id, machine, arguments, principal, step)
-            # NOTE: proxies that buffer would hold the question back until the call ends.
-            return Reply(200, headers={"X-Accel-Buffering": "no"}, stream=stream)
+            stream = self.relay.stream(
+                session, message.id, machine, arguments, principal, step, progress
+            )
+            return Reply(200, headers=NO_BUFFERING, stream=stream)
         outcome = self.fallback.ask(session, machine, arguments, principal, step)
-        return outcome.to_result(structured=session.structured)
+        return _result(outcome, session)
+
+
+def _result(outcome: Outcome, session: Session) -> dict[str, Any]:
+    """A ``CallToolResult`` in what the session's revision knows (structured content, blocks)."""
+    return outcome.to_result(structured=session.structured, version=session.version)

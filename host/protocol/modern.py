@@ -4,7 +4,8 @@ Every request says its protocol version and its client's capabilities in ``param
 HTTP the ``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name`` headers must agree with the body.
 A tool that needs the user's answers returns ``resultType: "input_required"`` with the questions
 and a sealed ``requestState``; the client sends the same call again with ``inputResponses`` and
-the state.
+the state. A call with a ``progressToken`` sends its handlers' progress reports on its own response
+stream, before the result (:mod:`host.protocol.streams`).
 
 The checks run in a fixed order, first failure wins: ``_meta`` present (-32602), headers agree with
 the body (-32020), version supported (-32022), method known (-32601), then the method's own checks.
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from host.errors import ProtocolError
+from host.machine import ProgressSink
 from host.protocol.core import Asked, ToolHost, can_elicit_form
 from host.protocol.endpoint import Reply
 from host.protocol.jsonrpc import (
@@ -33,6 +35,14 @@ from host.protocol.jsonrpc import (
     success,
 )
 from host.protocol.state import Binding, StateSealer
+from host.protocol.streams import (
+    NO_BUFFERING,
+    Progress,
+    ProgressToken,
+    accepts_stream,
+    progress_token,
+    stream_after,
+)
 
 __all__ = [
     "CLIENT_CAPABILITIES_KEY",
@@ -156,11 +166,13 @@ class ModernProtocol:
     Args:
         host: The tools and the call core.
         sealer: Seals and opens ``requestState``.
+        keepalive_s: How often a progress stream that has nothing to say sends a comment.
     """
 
-    def __init__(self, host: ToolHost, sealer: StateSealer) -> None:
+    def __init__(self, host: ToolHost, sealer: StateSealer, *, keepalive_s: float = 15.0) -> None:
         self.host = host
         self.sealer = sealer
+        self.keepalive_s = keepalive_s
         self._methods = {
             "server/discover": self._discover,
             "tools/list": self._tools_list,
@@ -187,8 +199,38 @@ class ModernProtocol:
             raise error(
                 METHOD_NOT_FOUND, f"Method not found: {message.method}", {"method": message.method}
             )
+        if message.method == "tools/call":
+            token = progress_token(message.params)
+            if token is not None and accepts_stream(headers):
+                return self._tools_call_with_progress(message, envelope, principal, token)
         result = method(message.params, envelope, principal)
         return Reply(200, success(message.id, result))
+
+    def _tools_call_with_progress(
+        self, message: Request, envelope: Envelope, principal: str, token: ProgressToken
+    ) -> Reply:
+        """A call run beside the request, so its progress reports go out as they come.
+
+        The reply stays plain JSON (with its HTTP status) unless a report comes before the
+        result; then it is this request's event stream: the reports, then the response.
+        """
+        name = message.params.get("name")
+        progress = Progress(token, name if isinstance(name, str) else "")
+        running = progress.start(
+            lambda report: self._tools_call(message.params, envelope, principal, report)
+        )
+        first = running.first()
+        if first is None:
+            return Reply(200, success(message.id, running.result()))
+        stream = stream_after(
+            message.id,
+            message.method,
+            first,
+            running,
+            lambda result: iter([success(message.id, result)]),
+            self.keepalive_s,
+        )
+        return Reply(200, headers=NO_BUFFERING, stream=stream)
 
     def _meta(self) -> dict[str, Any]:
         return {SERVER_INFO_KEY: self.host.server_info}
@@ -219,7 +261,11 @@ class ModernProtocol:
         )
 
     def _tools_call(
-        self, params: Mapping[str, Any], envelope: Envelope, principal: str
+        self,
+        params: Mapping[str, Any],
+        envelope: Envelope,
+        principal: str,
+        progress: ProgressSink | None = None,
     ) -> dict[str, Any]:
         name = params.get("name")
         if not isinstance(name, str):
@@ -242,6 +288,7 @@ class ModernProtocol:
             state=state,
             responses=responses,
             can_ask=can_elicit_form(envelope.capabilities),
+            progress=progress,
         )
         if isinstance(step, Asked):
             requests = {

@@ -12,7 +12,9 @@ recorded with its session, so a session can answer only its own. A question unan
 answer timeout ends the call with a result saying so; nothing is done.
 
 The questions of one round go out one after another; when every one is answered, the machine
-advances with all the answers, as a 2026-07-28 retry would, and may ask again.
+advances with all the answers, as a 2026-07-28 retry would, and may ask again. When the call's
+request carries a ``progressToken``, the later rounds run beside the stream, which carries their
+handlers' progress reports as they come (:mod:`host.protocol.streams`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import logging
 import secrets
 import time
 import uuid
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +35,7 @@ from host.protocol.core import Asked, Finished, ToolHost
 from host.protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, Response, error, failure, success
 from host.protocol.sessions import LegacyOptions, Session
 from host.protocol.state import digest
+from host.protocol.streams import Event, EventStream, Progress
 from host.store.base import Store
 
 __all__ = ["EventStream", "Relay", "elicitation_params"]
@@ -42,11 +45,6 @@ log = logging.getLogger("host.protocol.relay")
 _QUESTION = "elicit:"
 _ANSWERED = "elicit-answered:"
 _QUEUE = "answer:"
-
-Event = dict[str, Any] | None
-"""A JSON-RPC message to send on the stream, or None for a keep-alive pause."""
-
-_KEEPALIVE = b": keep-alive\n\n"
 
 
 def elicitation_params(question: Question, version: str) -> dict[str, Any]:
@@ -64,33 +62,6 @@ def elicitation_params(question: Question, version: str) -> dict[str, Any]:
     return params
 
 
-class EventStream:
-    """The server-sent events of one legacy call: questions, keep-alives, then the response.
-
-    Over HTTP it is iterated as ``text/event-stream`` bytes; the stdio transport reads
-    :meth:`messages` instead. Closing it (the client went away) stops the call where it waits.
-    """
-
-    def __init__(self, events: Generator[Event, None, None]) -> None:
-        self._events = events
-
-    def messages(self) -> Iterator[Event]:
-        """The JSON-RPC messages in order, with None where a keep-alive would be sent."""
-        return self._events
-
-    def __iter__(self) -> Iterator[bytes]:
-        for event in self._events:
-            if event is None:
-                yield _KEEPALIVE
-            else:
-                data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
-                yield b"event: message\ndata: " + data.encode("utf-8") + b"\n\n"
-
-    def close(self) -> None:
-        """Stop the call (the WSGI server calls this when the client disconnects)."""
-        self._events.close()
-
-
 @dataclass(frozen=True)
 class _Call:
     session: Session
@@ -98,6 +69,7 @@ class _Call:
     machine: Machine
     arguments: Mapping[str, Any]
     principal: str
+    progress: Progress | None = None
 
 
 class Relay:
@@ -125,9 +97,15 @@ class Relay:
         arguments: Mapping[str, Any],
         principal: str,
         step: Asked,
+        progress: Progress | None = None,
     ) -> EventStream:
-        """The events of a call whose first round asked ``step.questions``."""
-        call = _Call(session, request_id, machine, arguments, principal)
+        """The events of a call whose first round asked ``step.questions``.
+
+        Args:
+            progress: The request's progress reports, when its client asked for them: later
+                rounds then run beside the stream, which carries their reports as they come.
+        """
+        call = _Call(session, request_id, machine, arguments, principal, progress)
         return EventStream(self._events(call, step))
 
     def deliver(self, session: Session, response: Response) -> None:
@@ -191,13 +169,7 @@ class Relay:
                         yield self._end(call, _client_failed(call, reply.get("error")))
                         return
                     responses[question.key] = _answer(reply["result"], question)
-                advanced = self.host.advance(
-                    call.machine,
-                    call.arguments,
-                    principal=call.principal,
-                    state=step.state,
-                    responses=responses,
-                )
+                advanced = yield from self._advance(call, step, responses)
                 if isinstance(advanced, Finished):
                     yield self._end(call, advanced.outcome)
                     return
@@ -219,6 +191,31 @@ class Relay:
         finally:
             self._forget(sent)
 
+    def _advance(
+        self, call: _Call, step: Asked, responses: Mapping[str, Any]
+    ) -> Generator[Event, None, Asked | Finished]:
+        """The next round; with progress, run beside the stream, its reports sent as they come."""
+        if call.progress is None:
+            return self.host.advance(
+                call.machine,
+                call.arguments,
+                principal=call.principal,
+                state=step.state,
+                responses=responses,
+            )
+        running = call.progress.start(
+            lambda report: self.host.advance(
+                call.machine,
+                call.arguments,
+                principal=call.principal,
+                state=step.state,
+                responses=responses,
+                progress=report,
+            )
+        )
+        advanced: Asked | Finished = yield from running.events(self.options.keepalive_s)
+        return advanced
+
     def _wait(self, qid: str) -> Generator[Event, None, dict[str, Any] | None]:
         """Wait for the answer to ``qid``, pausing for keep-alives; None when time ran out."""
         deadline = time.monotonic() + self.options.answer_timeout_s
@@ -232,7 +229,9 @@ class Relay:
         return None
 
     def _end(self, call: _Call, outcome: Outcome) -> dict[str, Any]:
-        return success(call.request_id, outcome.to_result(structured=call.session.structured))
+        session = call.session
+        result = outcome.to_result(structured=session.structured, version=session.version)
+        return success(call.request_id, result)
 
     def _forget(self, sent: list[str]) -> None:
         """Drop the call's questions, so late answers to them are refused."""

@@ -98,7 +98,7 @@ def _step(step: dict[str, Any], path: tuple[str | int, ...], locs: Locs) -> Step
             unticked=step.get("unticked"),
             pos=pos,
         )
-    return Act(step["act"], pos)
+    return Act(step["act"], pos, step.get("returns", "value"))
 
 
 def _field(name: str, schema: dict[str, Any], pos: Any) -> FormField:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 __all__ = [
     "Act",
@@ -19,6 +19,7 @@ __all__ = [
     "Pos",
     "Project",
     "Read",
+    "Returns",
     "Server",
     "Step",
     "Tool",
@@ -105,12 +106,22 @@ class Confirm:
     pos: Pos = NOWHERE
 
 
+Returns = Literal["value", "content"]
+"""What an act's handler returns: a value (text or structured) or a list of MCP content blocks."""
+
+
 @dataclass(frozen=True)
 class Act:
-    """``act: module:function``: the one step that may change the world, run at most once."""
+    """``act: module:function``: the one step that may change the world, run at most once.
+
+    Attributes:
+        returns: ``value`` (the default): the return value is the result, a text or structured
+            content; ``content``: the handler returns a list of MCP content blocks.
+    """
 
     call: str
     pos: Pos = NOWHERE
+    returns: Returns = "value"
 
 
 Step = Read | Ask | Confirm | Act

@@ -134,6 +134,12 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
         "`input` or `output` is not a schema of `type: object`.",
         "Leave `type` out (object is implied) or write `type: object`.",
     ),
+    (
+        "content-output",
+        "error",
+        "A tool declares `output` but its act has `returns: content` (no structured result).",
+        "Remove `output:`, or drop `returns: content` and return a mapping.",
+    ),
     # Order: questions before side effects.
     (
         "act-count",

@@ -56,8 +56,8 @@ def _local(node: Any) -> Any:
 
 
 def check_io(doc: ToolDoc) -> list[Diagnostic]:
-    """``json-schema`` and ``schema-type`` for the tool's ``input`` and ``output``."""
-    found: list[Diagnostic] = []
+    """``json-schema`` and ``schema-type`` for ``input`` and ``output``; ``content-output``."""
+    found: list[Diagnostic] = _content_output(doc)
     for key in ("input", "output"):
         written = doc.data.get(key)
         if not isinstance(written, dict):
@@ -77,6 +77,24 @@ def check_io(doc: ToolDoc) -> list[Diagnostic]:
                 )
             )
     return found
+
+
+def _content_output(doc: ToolDoc) -> list[Diagnostic]:
+    act = doc.tool.act
+    if act is None or act.returns != "content" or doc.tool.output is None:
+        return []
+    index = doc.tool.steps.index(act)
+    # NOTE: MCP requires a structured result that fits the outputSchema of a tool that declares
+    # one, and clients (the SDKs) reject a result without it; content blocks carry none.
+    return [
+        error(
+            doc.locs.value(("steps", index, "returns")),
+            "content-output",
+            f"'{doc.tool.name}' declares output: (an outputSchema, so every result must carry "
+            "structured content) but its act returns content blocks, which carry none; remove "
+            "output:, or drop returns: content and return a mapping",
+        )
+    ]
 
 
 def _message(key: str, path: tuple[Any, ...], err: Any) -> str:

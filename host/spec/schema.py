@@ -162,7 +162,17 @@ def _steps() -> dict[str, Any]:
     act = {
         "required": ["act"],
         "additionalProperties": False,
-        "properties": {"act": _handler("The one handler that may change the world.")},
+        "properties": {
+            "act": _handler("The one handler that may change the world."),
+            "returns": {
+                "enum": ["value", "content"],
+                "description": (
+                    "What the handler returns: `value` (default; text, or a mapping sent as "
+                    "structured content and JSON text) or `content` (a list of MCP content "
+                    "blocks: text, image, audio, resource, resource_link)."
+                ),
+            },
+        },
     }
     chain: dict[str, Any] = {}
     # NOTE: an if/else chain, not oneOf: a step is judged by its first kind key, so a typo gets

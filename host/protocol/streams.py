@@ -1,0 +1,266 @@
+"""A request's own event stream: notifications (progress) and server-to-client requests, then the
+response, as server-sent events over HTTP or as lines on stdio.
+
+Progress works the same in every revision. A request whose ``params._meta`` carries a
+``progressToken`` (and, over HTTP, whose ``Accept`` lists ``text/event-stream``) runs its call on
+a helper thread, while the request's thread waits for the first thing the call produces:
+
+* the call finishes first (a fast tool, or one that never reports): the reply is the plain JSON
+  response, with its usual HTTP status, as if no token had been sent;
+* the handler reports progress first: the reply becomes ``text/event-stream``; each
+  ``ctx.progress`` report is sent as ``notifications/progress`` the moment it is made, and the
+  response comes last (a JSON-RPC error too, with HTTP 200, once the stream has begun).
+
+A request without a token never starts a thread. Under gunicorn's gthread workers the stream is a
+generator that the worker thread iterates while the call runs beside it; a client that goes away
+closes the generator, and the call still runs to its end (its act at most once), unheard.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import uuid
+from collections.abc import Callable, Generator, Iterator, Mapping
+from typing import Any, Generic, TypeVar
+
+from host.errors import ProtocolError
+from host.protocol.jsonrpc import INTERNAL_ERROR, error, failure
+
+__all__ = [
+    "NO_BUFFERING",
+    "Event",
+    "EventStream",
+    "Progress",
+    "ProgressToken",
+    "Running",
+    "accepts_stream",
+    "internal_failure",
+    "progress_token",
+    "stream_after",
+]
+
+log = logging.getLogger("host.protocol.progress")
+
+T = TypeVar("T")
+
+ProgressToken = str | int
+
+Event = dict[str, Any] | None
+"""A JSON-RPC message to send on the stream, or None for a keep-alive pause."""
+
+#: Response headers of every event stream: proxies that buffer would hold events back.
+NO_BUFFERING: Mapping[str, str] = {"X-Accel-Buffering": "no"}
+
+_KEEPALIVE = b": keep-alive\n\n"
+_METHOD = "notifications/progress"
+
+
+class EventStream:
+    """The server-sent events of one request: notifications, questions, keep-alives, the response.
+
+    Over HTTP it is iterated as ``text/event-stream`` bytes; the stdio transport reads
+    :meth:`messages` instead. Closing it (the client went away) stops the stream where it waits.
+    """
+
+    def __init__(self, events: Generator[Event, None, None]) -> None:
+        self._events = events
+
+    def messages(self) -> Iterator[Event]:
+        """The JSON-RPC messages in order, with None where a keep-alive would be sent."""
+        return self._events
+
+    def __iter__(self) -> Iterator[bytes]:
+        for event in self._events:
+            if event is None:
+                yield _KEEPALIVE
+            else:
+                data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+                yield b"event: message\ndata: " + data.encode("utf-8") + b"\n\n"
+
+    def close(self) -> None:
+        """Stop the stream (the WSGI server calls this when the client disconnects)."""
+        self._events.close()
+
+
+def progress_token(params: Mapping[str, Any]) -> ProgressToken | None:
+    """The request's ``_meta.progressToken`` (a string or an integer), or None."""
+    meta = params.get("_meta")
+    if not isinstance(meta, Mapping):
+        return None
+    token = meta.get("progressToken")
+    if isinstance(token, bool) or not isinstance(token, str | int):
+        return None
+    return token
+
+
+def accepts_stream(headers: Mapping[str, str] | None) -> bool:
+    """Whether the reply may be an event stream: ``Accept`` lists it (HTTP), or stdio (no headers).
+
+    NOTE: only an explicit ``text/event-stream`` counts; a client that sent ``*/*`` or no
+    ``Accept`` at all gets plain JSON, which every client reads.
+    """
+    if headers is None:
+        return True
+    accept = headers.get("accept") or ""
+    return "text/event-stream" in {part.split(";")[0].strip().lower() for part in accept.split(",")}
+
+
+class Progress:
+    """The progress reports of one request, for every round it runs (legacy calls have several).
+
+    Calling it is the ``ctx.report`` of the calls it runs: it checks that the value increases
+    (MCP's rule; a report that does not is dropped, with a warning) and queues the notification
+    for the stream of the :class:`Running` call.
+
+    Args:
+        token: The request's ``progressToken``, echoed in every notification.
+        tool: The tool's name, for log lines.
+    """
+
+    def __init__(self, token: ProgressToken, tool: str) -> None:
+        self.token = token
+        self.tool = tool
+        self._last: float | None = None
+        self._lock = threading.Lock()
+        self._queue: queue.SimpleQueue[tuple[str, Any]] | None = None
+
+    def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        with self._lock:
+            last, target = self._last, self._queue
+            if last is not None and progress <= last:
+                log.warning(
+                    "progress dropped: it must increase",
+                    extra={
+                        "event": "progress_dropped",
+                        "tool": self.tool,
+                        "progress": progress,
+                        "last": last,
+                    },
+                )
+                return
+            self._last = progress
+            params: dict[str, Any] = {"progressToken": self.token, "progress": progress}
+            if total is not None:
+                params["total"] = total
+            if message is not None:
+                params["message"] = message
+            if target is not None:
+                # NOTE: queued under the lock, so reports from a handler's own threads keep
+                # the order in which their values were checked.
+                target.put(("event", {"jsonrpc": "2.0", "method": _METHOD, "params": params}))
+
+    def start(self, call: Callable[[Progress], T]) -> Running[T]:
+        """Run ``call(self)`` on a helper thread; its reports go to the returned stream."""
+        running: Running[T] = Running()
+        with self._lock:
+            self._queue = running.queue
+        thread = threading.Thread(
+            target=running.run, args=(call, self), name="host-progress", daemon=True
+        )
+        thread.start()
+        return running
+
+
+class Running(Generic[T]):
+    """A call on a helper thread: its progress notifications as they come, then its value."""
+
+    def __init__(self) -> None:
+        self.queue: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        self._outcome: tuple[str, Any] | None = None
+
+    def run(self, call: Callable[[Progress], T], progress: Progress) -> None:
+        """The helper thread's body: run the call, then queue its value or its exception."""
+        try:
+            self.queue.put(("value", call(progress)))
+        except BaseException as exc:  # NOTE: re-raised on the request's thread
+            self.queue.put(("raised", exc))
+
+    def first(self) -> dict[str, Any] | None:
+        """Wait for the first notification (returned), or for the end of the call (None)."""
+        kind, item = self.queue.get()
+        if kind == "event":
+            return dict(item)
+        self._outcome = (kind, item)
+        return None
+
+    def result(self) -> T:
+        """The call's value once it has ended (after :meth:`first` returned None).
+
+        Raises:
+            Exception: Whatever the call raised.
+        """
+        while self._outcome is None:
+            kind, item = self.queue.get()
+            if kind != "event":
+                self._outcome = (kind, item)
+        kind, item = self._outcome
+        if kind == "raised":
+            raise item
+        value: T = item
+        return value
+
+    def events(self, keepalive_s: float) -> Generator[Event, None, T]:
+        """The call's notifications as they come, then its value (returned) or exception (raised).
+
+        Yields None after each ``keepalive_s`` of silence, for a keep-alive comment.
+        """
+        while self._outcome is None:
+            try:
+                kind, item = self.queue.get(timeout=keepalive_s)
+            except queue.Empty:
+                yield None
+                continue
+            if kind == "event":
+                yield item
+            else:
+                self._outcome = (kind, item)
+        return self.result()
+
+
+def internal_failure(request_id: Any, method: str) -> dict[str, Any]:
+    """The error response for an unexpected failure, logged with an incident id."""
+    incident = uuid.uuid4().hex[:12]
+    log.exception(
+        "internal error", extra={"event": "internal_error", "method": method, "incident": incident}
+    )
+    err = error(
+        INTERNAL_ERROR,
+        f"Internal error (incident {incident}); the details are in the server log",
+        {"incident": incident},
+    )
+    return failure(request_id, err)
+
+
+def stream_after(
+    request_id: Any,
+    method: str,
+    first: dict[str, Any],
+    running: Running[T],
+    finish: Callable[[T], Iterator[Event]],
+    keepalive_s: float,
+) -> EventStream:
+    """The stream of a request whose call reported progress (``first``) before it ended.
+
+    Args:
+        request_id: The request's id, for the error response.
+        method: The request's method, for log lines.
+        first: The first notification, already taken from ``running``.
+        running: The call.
+        finish: The events that end the stream, given the call's value (the response).
+        keepalive_s: How long the stream may stay silent before a keep-alive comment.
+    """
+
+    def events() -> Generator[Event, None, None]:
+        yield first
+        try:
+            value = yield from running.events(keepalive_s)
+            yield from finish(value)
+        except ProtocolError as exc:
+            yield failure(request_id, exc)
+        except Exception:
+            yield internal_failure(request_id, method)
+
+    return EventStream(events())
