@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from host.errors import HostError
+from host.protocol.sessions import LegacyOptions
 
 __all__ = ["Settings", "SettingsError"]
 
@@ -54,6 +55,8 @@ class Settings:
         data_dir: Where the host keeps its files.
         allowed_origins: Allowed ``Origin`` values; empty means local origins only.
         max_body: Largest accepted request body, in bytes.
+        answer_timeout_s: How long a legacy client's question waits for its answer.
+        session_ttl_s: How long a legacy session id stays valid.
     """
 
     specs_dir: Path = Path("specs")
@@ -64,6 +67,8 @@ class Settings:
     data_dir: Path = Path(".host")
     allowed_origins: tuple[str, ...] = ()
     max_body: int = DEFAULT_MAX_BODY
+    answer_timeout_s: float = 300.0
+    session_ttl_s: float = 86_400.0
 
     @property
     def handlers_path(self) -> Path:
@@ -103,6 +108,14 @@ class Settings:
             data_dir=Path(text("HOST_DATA_DIR") or ".host"),
             allowed_origins=_split(env.get("HOST_ALLOWED_ORIGINS", "")),
             max_body=int(_positive(env, "HOST_MAX_BODY", DEFAULT_MAX_BODY, integer=True)),
+            answer_timeout_s=_positive(env, "HOST_ANSWER_TIMEOUT", cls.answer_timeout_s),
+            session_ttl_s=_positive(env, "HOST_SESSION_TTL", cls.session_ttl_s),
+        )
+
+    def legacy(self) -> LegacyOptions:
+        """The legacy-session options these settings give."""
+        return LegacyOptions(
+            answer_timeout_s=self.answer_timeout_s, session_ttl_s=self.session_ttl_s
         )
 
 

@@ -29,7 +29,7 @@ from typing import IO, Any
 
 from host.logs import configure_logging
 from host.machine import compile_project
-from host.protocol import Endpoint, EventStream, LegacyOptions, Reply, make_endpoint
+from host.protocol import Endpoint, EventStream, Reply, make_endpoint
 from host.protocol.modern import PROTOCOL_VERSION_KEY
 from host.settings import Settings
 from host.spec import load_project
@@ -180,7 +180,7 @@ def open_endpoint(specs: Path | None = None, handlers: Path | None = None) -> En
         keys=keys,
         state_ttl_s=settings.state_ttl_s,
         data_dir=settings.data_dir,
-        legacy=LegacyOptions.from_env(),
+        legacy=settings.legacy(),
     )
 
 

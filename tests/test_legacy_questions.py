@@ -270,12 +270,12 @@ def test_an_unanswered_question_times_out_with_a_clear_result(tmp_path: Path, db
     assert ticket(db, "T-4") is not None
 
 
-def test_answer_timeout_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from host.settings import SettingsError
+def test_answer_timeout_and_session_ttl_are_read_from_the_environment() -> None:
+    from host.settings import Settings, SettingsError
 
-    monkeypatch.setenv("HOST_ANSWER_TIMEOUT", "42")
-    assert LegacyOptions.from_env().answer_timeout_s == 42
-    monkeypatch.setenv("HOST_ANSWER_TIMEOUT", "soon")
+    settings = Settings.from_env({"HOST_ANSWER_TIMEOUT": "42", "HOST_SESSION_TTL": "60"})
+    assert settings.legacy().answer_timeout_s == 42
+    assert settings.legacy().session_ttl_s == 60
     with pytest.raises(SettingsError, match="HOST_ANSWER_TIMEOUT must be a positive number"):
-        LegacyOptions.from_env()
-    assert LegacyOptions.from_env({}).answer_timeout_s == 300
+        Settings.from_env({"HOST_ANSWER_TIMEOUT": "soon"})
+    assert Settings.from_env({}).legacy() == LegacyOptions()

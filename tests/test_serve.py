@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -139,20 +140,20 @@ def connections_on_two_workers(
 ) -> tuple[http.client.HTTPConnection, http.client.HTTPConnection]:
     """Two kept-alive connections held by two different worker processes.
 
-    NOTE: an idle gunicorn tends to hand one new connection after another to the same worker;
-    connections opened together, before any is used, are shared out between the workers.
+    NOTE: an idle gunicorn may hand every new connection to the same worker. Pausing the worker
+    that holds the first connection (SIGSTOP) while the second one is opened and used leaves the
+    accept to the other worker, every time.
     """
-    for _ in range(10):
-        batch = [server.connect() for _ in range(16)]
-        for conn in batch:
-            conn.connect()
-        by_worker: dict[int, http.client.HTTPConnection] = {}
-        for conn in batch:
-            by_worker.setdefault(worker_of(server, conn), conn)
-        if len(by_worker) >= 2:
-            first, second = list(by_worker.values())[:2]
-            return first, second
-    pytest.fail("ten batches of 16 connections all landed on the same worker")
+    first = server.connect()
+    home = worker_of(server, first)
+    other = server.connect()
+    os.kill(home, signal.SIGSTOP)
+    try:
+        elsewhere = worker_of(server, other)
+    finally:
+        os.kill(home, signal.SIGCONT)
+    assert elsewhere != home
+    return first, other
 
 
 def final_round(first: dict[str, Any], content: dict[str, Any]) -> dict[str, Any]:

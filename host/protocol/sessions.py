@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import math
-import os
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -23,7 +21,6 @@ from itsdangerous import BadData, URLSafeSerializer
 
 from host.protocol.core import can_elicit_form
 from host.protocol.state import digest
-from host.settings import SettingsError
 
 __all__ = [
     "LEGACY_VERSIONS",
@@ -61,42 +58,16 @@ class LegacyOptions:
     """How long legacy sessions and their questions live.
 
     Attributes:
-        answer_timeout_s: How long a question on a call's stream waits for the user's answer
-            (``HOST_ANSWER_TIMEOUT``, 300 s); the call then ends with a result that says so.
-        session_ttl_s: How long a session id stays valid after ``initialize``
-            (``HOST_SESSION_TTL``, one day); the client then gets 404 and starts a new session.
+        answer_timeout_s: How long a question on a call's stream waits for the user's answer;
+            the call then ends with a result that says so.
+        session_ttl_s: How long a session id stays valid after ``initialize``; the client then
+            gets 404 and starts a new session.
         keepalive_s: How often a waiting stream sends an SSE comment, so proxies keep it open.
     """
 
     answer_timeout_s: float = 300.0
     session_ttl_s: float = 86_400.0
     keepalive_s: float = 15.0
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> LegacyOptions:
-        """Options from ``HOST_ANSWER_TIMEOUT`` and ``HOST_SESSION_TTL``.
-
-        Raises:
-            SettingsError: A variable is set to something that is not a positive number.
-        """
-        env = os.environ if env is None else env
-        return cls(
-            answer_timeout_s=_seconds(env, "HOST_ANSWER_TIMEOUT", cls.answer_timeout_s),
-            session_ttl_s=_seconds(env, "HOST_SESSION_TTL", cls.session_ttl_s),
-        )
-
-
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not (math.isfinite(value) and value > 0):
-        raise SettingsError(f"{name} must be a positive number of seconds, got {raw!r}")
-    return value
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import falcon
 
 from host.errors import StoreError
 from host.machine import compile_project
-from host.protocol import Endpoint, LegacyOptions, Reply, make_endpoint
+from host.protocol import Endpoint, Reply, make_endpoint
 from host.protocol.jsonrpc import INVALID_REQUEST, error, failure
 from host.settings import Settings
 from host.spec.model import Project
@@ -244,7 +244,7 @@ def create_app(
         keys=keys,
         state_ttl_s=settings.state_ttl_s,
         data_dir=settings.data_dir,
-        legacy=LegacyOptions.from_env(),
+        legacy=settings.legacy(),
     )
     app: falcon.App[falcon.Request, falcon.Response] = falcon.App()
     app.add_route("/mcp", McpResource(endpoint, settings))
