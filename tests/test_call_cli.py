@@ -109,3 +109,16 @@ def test_numbers_are_checked() -> None:
     answer, shown = ask(["y", "", "x", "2.5"], schema)
     assert answer == {"action": "accept", "content": {"n": 2.5}}
     assert "type a number" in shown and "an answer is required" in shown
+
+
+def test_content_blocks_are_summarised_not_dumped() -> None:
+    from host.commands.call import _block
+
+    assert _block({"type": "text", "text": "hi"}) == "hi"
+    assert _block({"type": "image", "mimeType": "image/png", "data": "AAAA"}) == (
+        "[image image/png, 3 bytes]"
+    )
+    assert _block({"type": "resource", "resource": {"uri": "file:///a", "text": "x"}}) == (
+        "[resource file:///a]\nx"
+    )
+    assert _block({"type": "resource_link", "uri": "file:///b"}) == "[link file:///b]"

@@ -142,5 +142,21 @@ def run(args: argparse.Namespace) -> int:
     if "structuredContent" in raw:
         print(json.dumps(raw["structuredContent"], indent=2, ensure_ascii=False))
     else:
-        print("\n".join(str(c.get("text", c)) for c in result.content))
+        print("\n".join(_block(c) for c in result.content))
     return 1 if result.is_error else 0
+
+
+def _block(block: Mapping[str, Any]) -> str:
+    """A content block as a line of the terminal: text as it is, anything else summarised."""
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind in ("image", "audio"):
+        size = len(str(block.get("data", ""))) * 3 // 4
+        return f"[{kind} {block.get('mimeType', '?')}, {size} bytes]"
+    if kind == "resource":
+        resource = block.get("resource") or {}
+        return f"[resource {resource.get('uri', '?')}]\n{resource.get('text', '')}".rstrip()
+    if kind == "resource_link":
+        return f"[link {block.get('uri', '?')}]"
+    return json.dumps(block)
