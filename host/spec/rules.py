@@ -1,7 +1,7 @@
 """Every rule the validator knows: stable ids, default severity, what it means and how to fix it.
 
 The ids are a public contract (``--format json``/``sarif`` carry them, users silence nothing by
-them yet but grep for them); never rename one. ``docs/spec-language.md`` lists the same table.
+them yet but grep for them); never rename one. The README lists the same table.
 """
 
 from __future__ import annotations
