@@ -10,7 +10,8 @@ A legacy tool call that asks the user sends ``elicitation/create`` requests on s
 client's responses from stdin, while other messages keep flowing: each ``tools/call`` runs on a
 thread of its own, and responses reach it through the store, as they do across HTTP workers. A call
 whose request carries a ``progressToken`` writes its ``notifications/progress`` lines as its handler
-reports, before its response (:mod:`host.protocol.streams`).
+reports, and one whose client set a log level its ``notifications/message`` lines as its handler
+logs, before its response (:mod:`host.protocol.streams`, :mod:`host.protocol.messages`).
 """
 
 from __future__ import annotations

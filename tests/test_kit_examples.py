@@ -212,9 +212,7 @@ def docs_block(language: str, containing: str) -> str:
     """The fenced block of the README in ``language`` that contains ``containing``."""
     blocks = re.findall(rf"```{language}\n(.*?)```", DOCS.read_text(), flags=re.S)
     found = [block for block in blocks if containing in block]
-    assert len(found) == 1, (
-        f"README.md has {len(found)} {language} blocks with {containing!r}"
-    )
+    assert len(found) == 1, f"README.md has {len(found)} {language} blocks with {containing!r}"
     return found[0]
 
 

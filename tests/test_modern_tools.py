@@ -22,7 +22,7 @@ def test_discover(mcp: Mcp) -> None:
     DiscoverResult.model_validate(result)
     assert result["resultType"] == "complete"
     assert result["supportedVersions"] == [VERSION]
-    assert result["capabilities"] == {"tools": {}}
+    assert result["capabilities"] == {"tools": {}, "logging": {}}
     assert result["instructions"].startswith("Tools for the support desk")
     assert result["ttlMs"] > 0
     assert result["cacheScope"] == "public"

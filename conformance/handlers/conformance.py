@@ -30,9 +30,11 @@ __all__ = [
     "go_ahead",
     "greet",
     "image_content",
+    "log_three_steps",
     "log_to_server",
     "mixed_content",
     "name_and_color",
+    "region_of",
     "simple_text",
     "state_ok",
     "user_response",
@@ -54,6 +56,22 @@ def log_to_server(ctx: Any) -> str:
     log: logging.Logger = ctx.log
     log.info("test_logging_tool ran")
     return "Logged one line to the server log."
+
+
+def log_three_steps(ctx: Any) -> str:
+    """Log three info lines about 50 ms apart; a client that set a log level hears each one."""
+    log: logging.Logger = ctx.log
+    log.info("Tool execution started")
+    time.sleep(0.05)
+    log.info("Tool processing data")
+    time.sleep(0.05)
+    log.info("Tool execution completed")
+    return "Logged three steps."
+
+
+def region_of(region: str) -> str:
+    """The region the call arrived for (its Mcp-Param-Region header was checked before)."""
+    return f"The query would run in {region}."
 
 
 def describe_contact(

@@ -29,6 +29,7 @@ from host.machine import (
     Question,
 )
 from host.protocol.jsonrpc import ELICITATION_DISABLED, INVALID_PARAMS, MISSING_CAPABILITY, error
+from host.protocol.messages import LogForward
 from host.protocol.state import CallState, new_nonce
 from host.spec.model import Server
 
@@ -152,6 +153,7 @@ class ToolHost:
         responses: Mapping[str, Any] | None = None,
         can_ask: bool = True,
         progress: ProgressSink | None = None,
+        logs: LogForward | None = None,
     ) -> Step:
         """Run one round of a call whose arguments are already checked.
 
@@ -164,6 +166,8 @@ class ToolHost:
             can_ask: False when the client declared no way to answer a form question: a question
                 then fails the call with -32021 (after the ELICITATION_DISABLED check).
             progress: Where the handlers' ``ctx.progress`` reports go; None drops them.
+            logs: Where the handlers' ``ctx.log`` records go besides the server log (the
+                client, at its level); None sends them to the server log only.
 
         Returns:
             :class:`Finished` with the outcome, or :class:`Asked` with questions and the next state.
@@ -178,7 +182,7 @@ class ToolHost:
         fields: dict[str, Any] = {"tool": machine.name, "round": round_, "principal": principal}
         try:
             step = self._advance(
-                machine, arguments, principal, state, responses or {}, fields, progress
+                machine, arguments, principal, state, responses or {}, fields, progress, logs
             )
             if isinstance(step, Asked) and not can_ask:
                 raise error(
@@ -204,10 +208,13 @@ class ToolHost:
         responses: Mapping[str, Any],
         fields: dict[str, Any],
         progress: ProgressSink | None,
+        logs: LogForward | None,
     ) -> Step:
         nonce = state.nonce if state else new_nonce()
         ctx = self._context(machine, principal, state, nonce)
         ctx.report = progress
+        if logs is not None:
+            ctx.log = logs.logger(ctx.log)
         if state is None:
             # NOTE: a first round may already carry answers (a client that knows the questions,
             # SEP-2322's "ignore extra params"). They are checked against their forms like any

@@ -26,6 +26,7 @@ from host.machine import Machine, Outcome, ProgressSink, Question
 from host.machine.forms import upgrade_answer
 from host.protocol.core import Asked, Finished, ToolHost
 from host.protocol.jsonrpc import INVALID_PARAMS
+from host.protocol.messages import LogForward
 from host.protocol.sessions import Session, principal_digest
 from host.protocol.state import CallState, digest
 from host.store.base import Store
@@ -147,11 +148,13 @@ class Fallback:
         arguments: Mapping[str, Any],
         principal: str,
         progress: ProgressSink | None = None,
+        logs: LogForward | None = None,
     ) -> Outcome:
         """Run ``sendElicitationResult``: resume the call its id names with the answer.
 
         ``progress`` receives the resumed call's reports (``sendElicitationResult``'s own
-        request carries the ``progressToken``).
+        request carries the ``progressToken``); ``logs`` its log messages, when the session
+        set a level.
 
         Raises:
             ProtocolError: As :meth:`ToolHost.advance` does, except for an answer that does not
@@ -189,6 +192,7 @@ class Fallback:
                 state=_state_from(record["st"]),
                 responses={question["key"]: answer},
                 progress=progress,
+                logs=logs,
             )
         except ProtocolError as exc:
             if exc.code != INVALID_PARAMS:

@@ -14,7 +14,9 @@ questions travel differs:
 
 Results follow the session's revision: no ``resultType``, ``structuredContent`` only from
 2025-06-18, and content blocks the revision knows (:func:`host.machine.content.for_revision`).
-Progress reports of a call with a ``progressToken`` go out on the call's POST stream. Session
+Progress reports of a call with a ``progressToken``, and, once the client set a level with
+``logging/setLevel``, its handlers' log messages (:mod:`host.protocol.messages`), go out on the
+call's POST stream. Session
 errors keep their HTTP meaning (400 without a session id, 404 for an unknown, ended or expired
 one); every other JSON-RPC error in a session is sent with HTTP 200.
 """
@@ -31,6 +33,7 @@ from host.machine import Outcome
 from host.protocol.core import Finished, ToolHost
 from host.protocol.endpoint import Reply
 from host.protocol.fallback import FALLBACK_TOOL, Fallback, fallback_tool
+from host.protocol.headers import decode_header_value
 from host.protocol.jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -42,14 +45,15 @@ from host.protocol.jsonrpc import (
     error,
     success,
 )
-from host.protocol.modern import decode_header_value, is_modern_message
+from host.protocol.messages import read_level
+from host.protocol.modern import is_modern_message
 from host.protocol.relay import Relay
 from host.protocol.sessions import LEGACY_VERSIONS, LegacyOptions, Session, SessionSealer, negotiate
 from host.protocol.streams import (
     NO_BUFFERING,
     Event,
     EventStream,
-    Progress,
+    Notifier,
     accepts_stream,
     progress_token,
     stream_after,
@@ -108,8 +112,7 @@ class LegacyProtocol:
         )
         self._methods: dict[str, Method] = {
             "ping": self._empty,
-            # NOTE: the host sends no log notifications; a level is accepted and ignored.
-            "logging/setLevel": self._empty,
+            "logging/setLevel": self._set_level,
             "tools/list": self._tools_list,
             "tools/call": self._tools_call,
         }
@@ -198,7 +201,7 @@ class LegacyProtocol:
         )
         result: dict[str, Any] = {
             "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": False}},
+            "capabilities": {"tools": {"listChanged": False}, "logging": {}},
             "serverInfo": self.host.server_info,
         }
         if self.host.server.instructions:
@@ -247,6 +250,27 @@ class LegacyProtocol:
     ) -> dict[str, Any]:
         return {}
 
+    def _set_level(
+        self,
+        message: Request,
+        session: Session,
+        principal: str,
+        headers: Mapping[str, str] | None,
+    ) -> dict[str, Any]:
+        """``logging/setLevel``: the session's log level, kept where every worker finds it.
+
+        NOTE: the session id is signed and cannot change, so the level lives in the store,
+        under the session's id, for as long as the session may live.
+        """
+        level = read_level(message.params.get("level"), "logging/setLevel params.level")
+        ttl = max(session.expires - time.time(), 1.0)
+        self.store.put(session.log_level_key, level, ttl)
+        log.info(
+            "log level set",
+            extra={"event": "log_level_set", "session": session.tag, "level": level},
+        )
+        return {}
+
     def _offers_fallback(self, session: Session) -> bool:
         return self._can_fall_back and not session.forms
 
@@ -271,17 +295,21 @@ class LegacyProtocol:
         principal: str,
         headers: Mapping[str, str] | None,
     ) -> dict[str, Any] | Reply:
-        """A call; one with a ``progressToken`` runs beside the request (:mod:`.streams`).
+        """A call; one with a ``progressToken`` or a session log level runs beside the request.
 
-        So its progress reports go out on the POST's stream as they come, when the client reads
-        event streams; the reply stays plain JSON unless a report comes before the result.
+        So its progress reports and log messages go out on the POST's stream as they come, when
+        the client reads event streams (:mod:`.streams`); the reply stays plain JSON unless a
+        notification comes before the result.
         """
+        if not accepts_stream(headers):
+            return self._call(message, session, principal, None)
         token = progress_token(message.params)
-        if token is None or not accepts_stream(headers):
+        level = self.store.get(session.log_level_key)
+        if token is None and level is None:
             return self._call(message, session, principal, None)
         name = message.params.get("name")
-        progress = Progress(token, name if isinstance(name, str) else "")
-        running = progress.start(lambda p: self._call(message, session, principal, p))
+        notifier = Notifier(token, name if isinstance(name, str) else "", level)
+        running = notifier.start(lambda n: self._call(message, session, principal, n))
         first = running.first()
         if first is None:
             return running.result()
@@ -310,7 +338,7 @@ class LegacyProtocol:
         message: Request,
         session: Session,
         principal: str,
-        progress: Progress | None,
+        notifier: Notifier | None,
     ) -> dict[str, Any] | Reply:
         name = message.params.get("name")
         if not isinstance(name, str):
@@ -321,18 +349,30 @@ class LegacyProtocol:
         if not isinstance(arguments, dict):
             raise error(INVALID_PARAMS, "params.arguments must be an object")
         if name == FALLBACK_TOOL and self._offers_fallback(session):
-            outcome = self.fallback.answer(session, arguments, principal, progress)
+            outcome = self.fallback.answer(
+                session,
+                arguments,
+                principal,
+                notifier.report if notifier else None,
+                notifier.logs if notifier else None,
+            )
             return _result(outcome, session)
         machine = self.host.machine(name)
         problem = machine.check_arguments(arguments)
         if problem is not None:
             return _result(problem, session)
-        step = self.host.advance(machine, arguments, principal=principal, progress=progress)
+        step = self.host.advance(
+            machine,
+            arguments,
+            principal=principal,
+            progress=notifier.report if notifier else None,
+            logs=notifier.logs if notifier else None,
+        )
         if isinstance(step, Finished):
             return _result(step.outcome, session)
         if session.forms:
             stream = self.relay.stream(
-                session, message.id, machine, arguments, principal, step, progress
+                session, message.id, machine, arguments, principal, step, notifier
             )
             return Reply(200, headers=NO_BUFFERING, stream=stream)
         outcome = self.fallback.ask(session, machine, arguments, principal, step)

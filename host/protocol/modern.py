@@ -4,26 +4,31 @@ Every request says its protocol version and its client's capabilities in ``param
 HTTP the ``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name`` headers must agree with the body.
 A tool that needs the user's answers returns ``resultType: "input_required"`` with the questions
 and a sealed ``requestState``; the client sends the same call again with ``inputResponses`` and
-the state. A call with a ``progressToken`` sends its handlers' progress reports on its own response
-stream, before the result (:mod:`host.protocol.streams`).
+the state. A call with a ``progressToken`` sends its handlers' progress reports, and one with a
+``_meta`` log level (:mod:`host.protocol.messages`) their log records at or above it, on its own
+response stream, before the result (:mod:`host.protocol.streams`).
 
 The checks run in a fixed order, first failure wins: ``_meta`` present (-32602), headers agree with
-the body (-32020), version supported (-32022), method known (-32601), then the method's own checks.
+the body (-32020), version supported (-32022), ``_meta`` well formed (-32602), method known
+(-32601), then the method's own checks; for ``tools/call``, the tool's ``Mcp-Param-*`` headers
+agree with its arguments (-32020, :mod:`host.protocol.headers`) before anything else.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from host.errors import ProtocolError
-from host.machine import ProgressSink
 from host.protocol.core import Asked, ToolHost, can_elicit_form
 from host.protocol.endpoint import Reply
+from host.protocol.headers import (
+    ParamHeader,
+    check_param_headers,
+    decode_header_value,
+    param_headers,
+)
 from host.protocol.jsonrpc import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -34,10 +39,11 @@ from host.protocol.jsonrpc import (
     error,
     success,
 )
+from host.protocol.messages import LOG_LEVEL_KEY, read_level
 from host.protocol.state import Binding, StateSealer
 from host.protocol.streams import (
     NO_BUFFERING,
-    Progress,
+    Notifier,
     ProgressToken,
     accepts_stream,
     progress_token,
@@ -69,21 +75,6 @@ LIST_TTL_MS = 300_000
 #: ``Mcp-Name`` carries this param of each name-bearing method.
 _NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
-_BASE64_VALUE = re.compile(r"=\?base64\?(?P<payload>[A-Za-z0-9+/=]*)\?=")
-
-
-def decode_header_value(value: str | None) -> str | None:
-    """A header value as sent, or decoded from ``=?base64?...?=`` (None when that is malformed)."""
-    if value is None:
-        return None
-    match = _BASE64_VALUE.fullmatch(value.strip())
-    if match is None:
-        return value.strip()
-    try:
-        return base64.b64decode(match["payload"], validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
-        return None
-
 
 def is_modern_message(message: Message, headers: Mapping[str, str] | None) -> bool:
     """Whether a message claims the modern revision (its ``_meta`` or its version header).
@@ -100,11 +91,18 @@ def is_modern_message(message: Message, headers: Mapping[str, str] | None) -> bo
 
 @dataclass(frozen=True)
 class Envelope:
-    """The per-request ``_meta`` of a modern request."""
+    """The per-request ``_meta`` of a modern request, and its HTTP headers.
+
+    Attributes:
+        log_level: The lowest level of log messages the client wants for this request, or None.
+        headers: The HTTP headers by lower-case name; None on transports without headers.
+    """
 
     version: str
     capabilities: Mapping[str, Any]
     client_info: Any = None
+    log_level: str | None = None
+    headers: Mapping[str, str] | None = None
 
 
 def read_envelope(message: Message, headers: Mapping[str, str] | None) -> Envelope:
@@ -140,7 +138,10 @@ def read_envelope(message: Message, headers: Mapping[str, str] | None) -> Envelo
         )
     if not isinstance(capabilities, Mapping):
         raise error(INVALID_PARAMS, f"params._meta {CLIENT_CAPABILITIES_KEY} must be an object")
-    return Envelope(version, capabilities, meta.get(CLIENT_INFO_KEY))
+    level = meta.get(LOG_LEVEL_KEY)
+    if level is not None:
+        level = read_level(level, f"params._meta {LOG_LEVEL_KEY}")
+    return Envelope(version, capabilities, meta.get(CLIENT_INFO_KEY), level, headers)
 
 
 def _check_headers(message: Message, version: Any, headers: Mapping[str, str]) -> None:
@@ -173,6 +174,9 @@ class ModernProtocol:
         self.host = host
         self.sealer = sealer
         self.keepalive_s = keepalive_s
+        self._param_headers: dict[str, tuple[ParamHeader, ...]] = {
+            name: param_headers(machine.input_schema) for name, machine in host.machines.items()
+        }
         self._methods = {
             "server/discover": self._discover,
             "tools/list": self._tools_list,
@@ -199,25 +203,25 @@ class ModernProtocol:
             raise error(
                 METHOD_NOT_FOUND, f"Method not found: {message.method}", {"method": message.method}
             )
-        if message.method == "tools/call":
+        if message.method == "tools/call" and accepts_stream(headers):
             token = progress_token(message.params)
-            if token is not None and accepts_stream(headers):
-                return self._tools_call_with_progress(message, envelope, principal, token)
+            if token is not None or envelope.log_level is not None:
+                return self._tools_call_streaming(message, envelope, principal, token)
         result = method(message.params, envelope, principal)
         return Reply(200, success(message.id, result))
 
-    def _tools_call_with_progress(
-        self, message: Request, envelope: Envelope, principal: str, token: ProgressToken
+    def _tools_call_streaming(
+        self, message: Request, envelope: Envelope, principal: str, token: ProgressToken | None
     ) -> Reply:
-        """A call run beside the request, so its progress reports go out as they come.
+        """A call run beside the request, so its progress reports and log messages go out live.
 
-        The reply stays plain JSON (with its HTTP status) unless a report comes before the
-        result; then it is this request's event stream: the reports, then the response.
+        The reply stays plain JSON (with its HTTP status) unless a notification comes before the
+        result; then it is this request's event stream: the notifications, then the response.
         """
         name = message.params.get("name")
-        progress = Progress(token, name if isinstance(name, str) else "")
-        running = progress.start(
-            lambda report: self._tools_call(message.params, envelope, principal, report)
+        notifier = Notifier(token, name if isinstance(name, str) else "", envelope.log_level)
+        running = notifier.start(
+            lambda sink: self._tools_call(message.params, envelope, principal, sink)
         )
         first = running.first()
         if first is None:
@@ -241,9 +245,10 @@ class ModernProtocol:
     def _discover(
         self, params: Mapping[str, Any], envelope: Envelope, principal: str
     ) -> dict[str, Any]:
+        # NOTE: logging is deprecated at 2026-07-28 (SEP-2577) but still declared while served.
         result: dict[str, Any] = {
             "supportedVersions": list(MODERN_VERSIONS),
-            "capabilities": {"tools": {}},
+            "capabilities": {"tools": {}, "logging": {}},
         }
         if self.host.server.instructions:
             result["instructions"] = self.host.server.instructions
@@ -265,13 +270,15 @@ class ModernProtocol:
         params: Mapping[str, Any],
         envelope: Envelope,
         principal: str,
-        progress: ProgressSink | None = None,
+        notifier: Notifier | None = None,
     ) -> dict[str, Any]:
         name = params.get("name")
         if not isinstance(name, str):
             raise error(INVALID_PARAMS, "tools/call needs params.name, the tool's name")
         machine = self.host.machine(name)
         arguments = _object(params, "arguments")
+        if envelope.headers is not None:
+            check_param_headers(self._param_headers[name], arguments, envelope.headers)
         responses = _object(params, "inputResponses")
         binding = Binding(principal, name, arguments)
         token = params.get("requestState")
@@ -288,7 +295,8 @@ class ModernProtocol:
             state=state,
             responses=responses,
             can_ask=can_elicit_form(envelope.capabilities),
-            progress=progress,
+            progress=notifier.report if notifier else None,
+            logs=notifier.logs if notifier else None,
         )
         if isinstance(step, Asked):
             requests = {

@@ -13,8 +13,9 @@ answer timeout ends the call with a result saying so; nothing is done.
 
 The questions of one round go out one after another; when every one is answered, the machine
 advances with all the answers, as a 2026-07-28 retry would, and may ask again. When the call's
-request carries a ``progressToken``, the later rounds run beside the stream, which carries their
-handlers' progress reports as they come (:mod:`host.protocol.streams`).
+request carries a ``progressToken``, or the session set a log level, the later rounds run beside
+the stream, which carries their handlers' progress reports and log messages as they come
+(:mod:`host.protocol.streams`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from host.protocol.core import Asked, Finished, ToolHost
 from host.protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, Response, error, failure, success
 from host.protocol.sessions import LegacyOptions, Session
 from host.protocol.state import digest
-from host.protocol.streams import Event, EventStream, Progress
+from host.protocol.streams import Event, EventStream, Notifier
 from host.store.base import Store
 
 __all__ = ["EventStream", "Relay", "elicitation_params"]
@@ -69,7 +70,7 @@ class _Call:
     machine: Machine
     arguments: Mapping[str, Any]
     principal: str
-    progress: Progress | None = None
+    notifier: Notifier | None = None
 
 
 class Relay:
@@ -97,15 +98,16 @@ class Relay:
         arguments: Mapping[str, Any],
         principal: str,
         step: Asked,
-        progress: Progress | None = None,
+        notifier: Notifier | None = None,
     ) -> EventStream:
         """The events of a call whose first round asked ``step.questions``.
 
         Args:
-            progress: The request's progress reports, when its client asked for them: later
-                rounds then run beside the stream, which carries their reports as they come.
+            notifier: The request's notifications, when its client asked for progress or log
+                messages: later rounds then run beside the stream, which carries them as they
+                come.
         """
-        call = _Call(session, request_id, machine, arguments, principal, progress)
+        call = _Call(session, request_id, machine, arguments, principal, notifier)
         return EventStream(self._events(call, step))
 
     def deliver(self, session: Session, response: Response) -> None:
@@ -194,8 +196,8 @@ class Relay:
     def _advance(
         self, call: _Call, step: Asked, responses: Mapping[str, Any]
     ) -> Generator[Event, None, Asked | Finished]:
-        """The next round; with progress, run beside the stream, its reports sent as they come."""
-        if call.progress is None:
+        """The next round; with notifications, run beside the stream, which sends them live."""
+        if call.notifier is None:
             return self.host.advance(
                 call.machine,
                 call.arguments,
@@ -203,14 +205,15 @@ class Relay:
                 state=step.state,
                 responses=responses,
             )
-        running = call.progress.start(
-            lambda report: self.host.advance(
+        running = call.notifier.start(
+            lambda notifier: self.host.advance(
                 call.machine,
                 call.arguments,
                 principal=call.principal,
                 state=step.state,
                 responses=responses,
-                progress=report,
+                progress=notifier.report,
+                logs=notifier.logs,
             )
         )
         advanced: Asked | Finished = yield from running.events(self.options.keepalive_s)

@@ -4,7 +4,8 @@ A session's data (its negotiated revision, whether its client can show forms, wh
 inside the ``Mcp-Session-Id`` itself, signed with the same keys as ``requestState``: any gunicorn
 worker, or any instance sharing the secret, can serve any request of any session without asking
 the others. The store holds only what must be shared after the fact: the tombstone of a session
-ended with DELETE, so it is refused everywhere until it would have expired anyway.
+ended with DELETE, so it is refused everywhere until it would have expired anyway, and the log
+level the client set with ``logging/setLevel``, so every worker forwards the same log messages.
 """
 
 from __future__ import annotations
@@ -100,6 +101,11 @@ class Session:
     def tombstone(self) -> str:
         """The store key that marks this session as ended."""
         return "session-ended:" + self.id
+
+    @property
+    def log_level_key(self) -> str:
+        """The store key of the log level the client set (``logging/setLevel``)."""
+        return "log-level:" + self.id
 
     @property
     def tag(self) -> str:

@@ -1,19 +1,22 @@
-"""A request's own event stream: notifications (progress) and server-to-client requests, then the
-response, as server-sent events over HTTP or as lines on stdio.
+"""A request's own event stream: notifications (progress, log messages) and server-to-client
+requests, then the response, as server-sent events over HTTP or as lines on stdio.
 
-Progress works the same in every revision. A request whose ``params._meta`` carries a
-``progressToken`` (and, over HTTP, whose ``Accept`` lists ``text/event-stream``) runs its call on
-a helper thread, while the request's thread waits for the first thing the call produces:
+Progress and log messages work the same in every revision. A request that asked for either (a
+``progressToken`` in its ``params._meta``, or a log level: see :mod:`host.protocol.messages`) and,
+over HTTP, whose ``Accept`` lists ``text/event-stream``, runs its call on a helper thread, while
+the request's thread waits for the first thing the call produces:
 
-* the call finishes first (a fast tool, or one that never reports): the reply is the plain JSON
-  response, with its usual HTTP status, as if no token had been sent;
-* the handler reports progress first: the reply becomes ``text/event-stream``; each
-  ``ctx.progress`` report is sent as ``notifications/progress`` the moment it is made, and the
-  response comes last (a JSON-RPC error too, with HTTP 200, once the stream has begun).
+* the call finishes first (a fast tool, or one that never reports or logs): the reply is the
+  plain JSON response, with its usual HTTP status, as if nothing had been asked for;
+* the handler reports progress or logs first: the reply becomes ``text/event-stream``; each
+  ``ctx.progress`` report is sent as ``notifications/progress`` and each ``ctx.log`` record at or
+  above the level as ``notifications/message``, the moment it is made, and the response comes
+  last (a JSON-RPC error too, with HTTP 200, once the stream has begun).
 
-A request without a token never starts a thread. Under gunicorn's gthread workers the stream is a
-generator that the worker thread iterates while the call runs beside it; a client that goes away
-closes the generator, and the call still runs to its end (its act at most once), unheard.
+A request that asked for neither never starts a thread. Under gunicorn's gthread workers the
+stream is a generator that the worker thread iterates while the call runs beside it; a client
+that goes away closes the generator, and the call still runs to its end (its act at most once),
+unheard.
 """
 
 from __future__ import annotations
@@ -27,12 +30,15 @@ from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
 from host.errors import ProtocolError
+from host.machine import ProgressSink
 from host.protocol.jsonrpc import INTERNAL_ERROR, error, failure
+from host.protocol.messages import LogForward
 
 __all__ = [
     "NO_BUFFERING",
     "Event",
     "EventStream",
+    "Notifier",
     "Progress",
     "ProgressToken",
     "Running",
@@ -55,7 +61,8 @@ Event = dict[str, Any] | None
 NO_BUFFERING: Mapping[str, str] = {"X-Accel-Buffering": "no"}
 
 _KEEPALIVE = b": keep-alive\n\n"
-_METHOD = "notifications/progress"
+_PROGRESS = "notifications/progress"
+_MESSAGE = "notifications/message"
 
 
 class EventStream:
@@ -108,26 +115,39 @@ def accepts_stream(headers: Mapping[str, str] | None) -> bool:
     return "text/event-stream" in {part.split(";")[0].strip().lower() for part in accept.split(",")}
 
 
-class Progress:
-    """The progress reports of one request, for every round it runs (legacy calls have several).
+class Notifier:
+    """The notifications of one request, for every round it runs (legacy calls have several).
 
-    Calling it is the ``ctx.report`` of the calls it runs: it checks that the value increases
-    (MCP's rule; a report that does not is dropped, with a warning) and queues the notification
-    for the stream of the :class:`Running` call.
+    Progress: calling it is the ``ctx.report`` of the calls it runs (:attr:`report`): it checks
+    that the value increases (MCP's rule; a report that does not is dropped, with a warning) and
+    queues a ``notifications/progress`` for the stream of the :class:`Running` call. Log messages:
+    :attr:`logs` gives the calls' ``ctx.log`` records at or above the client's level to the same
+    stream as ``notifications/message``. Both keep the order in which the handler made them.
 
     Args:
-        token: The request's ``progressToken``, echoed in every notification.
-        tool: The tool's name, for log lines.
+        token: The request's ``progressToken``, echoed in every report; None when it sent none
+            (reports are then dropped: :attr:`report` is None).
+        tool: The tool's name, for log lines and as the log messages' ``logger``.
+        level: The lowest log level the client wants, or None when it set none (no message is
+            ever sent: :attr:`logs` is None).
     """
 
-    def __init__(self, token: ProgressToken, tool: str) -> None:
+    def __init__(self, token: ProgressToken | None, tool: str, level: str | None = None) -> None:
         self.token = token
         self.tool = tool
+        self.logs = None if level is None else LogForward(level, tool, self._message)
         self._last: float | None = None
         self._lock = threading.Lock()
         self._queue: queue.SimpleQueue[tuple[str, Any]] | None = None
 
+    @property
+    def report(self) -> ProgressSink | None:
+        """The calls' progress sink, or None when the request asked for no progress."""
+        return None if self.token is None else self
+
     def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        if self.token is None:
+            return
         with self._lock:
             last, target = self._last, self._queue
             if last is not None and progress <= last:
@@ -150,31 +170,40 @@ class Progress:
             if target is not None:
                 # NOTE: queued under the lock, so reports from a handler's own threads keep
                 # the order in which their values were checked.
-                target.put(("event", {"jsonrpc": "2.0", "method": _METHOD, "params": params}))
+                target.put(("event", {"jsonrpc": "2.0", "method": _PROGRESS, "params": params}))
 
-    def start(self, call: Callable[[Progress], T]) -> Running[T]:
-        """Run ``call(self)`` on a helper thread; its reports go to the returned stream."""
+    def _message(self, params: dict[str, Any]) -> None:
+        with self._lock:
+            if self._queue is not None:
+                self._queue.put(("event", {"jsonrpc": "2.0", "method": _MESSAGE, "params": params}))
+
+    def start(self, call: Callable[[Notifier], T]) -> Running[T]:
+        """Run ``call(self)`` on a helper thread; its notifications go to the returned stream."""
         running: Running[T] = Running()
         with self._lock:
             self._queue = running.queue
         thread = threading.Thread(
-            target=running.run, args=(call, self), name="host-progress", daemon=True
+            target=running.run, args=(call, self), name="host-call", daemon=True
         )
         thread.start()
         return running
 
 
+#: The name this class had when it carried progress only.
+Progress = Notifier
+
+
 class Running(Generic[T]):
-    """A call on a helper thread: its progress notifications as they come, then its value."""
+    """A call on a helper thread: its notifications as they come, then its value."""
 
     def __init__(self) -> None:
         self.queue: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
         self._outcome: tuple[str, Any] | None = None
 
-    def run(self, call: Callable[[Progress], T], progress: Progress) -> None:
+    def run(self, call: Callable[[Notifier], T], notifier: Notifier) -> None:
         """The helper thread's body: run the call, then queue its value or its exception."""
         try:
-            self.queue.put(("value", call(progress)))
+            self.queue.put(("value", call(notifier)))
         except BaseException as exc:  # NOTE: re-raised on the request's thread
             self.queue.put(("raised", exc))
 
@@ -242,7 +271,7 @@ def stream_after(
     finish: Callable[[T], Iterator[Event]],
     keepalive_s: float,
 ) -> EventStream:
-    """The stream of a request whose call reported progress (``first``) before it ended.
+    """The stream of a request whose call sent a notification (``first``) before it ended.
 
     Args:
         request_id: The request's id, for the error response.

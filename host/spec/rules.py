@@ -140,6 +140,12 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
         "A tool declares `output` but its act has `returns: content` (no structured result).",
         "Remove `output:`, or drop `returns: content` and return a mapping.",
     ),
+    (
+        "mcp-header",
+        "error",
+        "An `x-mcp-header` in `input` is invalid or misplaced (clients would drop the tool).",
+        "Put it on a string, integer or boolean property under `properties`, named like `Region`.",
+    ),
     # Order: questions before side effects.
     (
         "act-count",

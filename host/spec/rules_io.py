@@ -1,4 +1,4 @@
-"""Input and output: valid JSON Schema (2020-12, per its meta-schema), of type object."""
+"""Input and output: valid JSON Schema (2020-12, per its meta-schema), of type object; headers."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped]
 
 from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
+from host.spec.param_headers import X_MCP_HEADER, find_annotations
 from host.spec.rules import did_you_mean, error
 
 __all__ = ["check_io"]
@@ -56,8 +57,8 @@ def _local(node: Any) -> Any:
 
 
 def check_io(doc: ToolDoc) -> list[Diagnostic]:
-    """``json-schema`` and ``schema-type`` for ``input`` and ``output``; ``content-output``."""
-    found: list[Diagnostic] = _content_output(doc)
+    """``json-schema``, ``schema-type``, ``content-output``, and ``mcp-header`` for ``input``."""
+    found: list[Diagnostic] = _content_output(doc) + _headers(doc)
     for key in ("input", "output"):
         written = doc.data.get(key)
         if not isinstance(written, dict):
@@ -94,6 +95,15 @@ def _content_output(doc: ToolDoc) -> list[Diagnostic]:
             "structured content) but its act returns content blocks, which carry none; remove "
             "output:, or drop returns: content and return a mapping",
         )
+    ]
+
+
+def _headers(doc: ToolDoc) -> list[Diagnostic]:
+    """Every invalid ``x-mcp-header`` annotation of ``input`` (SEP-2243 custom headers)."""
+    return [
+        error(doc.locs.value(("input", *found.where, X_MCP_HEADER)), "mcp-header", found.problem)
+        for found in find_annotations(doc.data.get("input"))
+        if found.problem is not None
     ]
 
 
