@@ -14,10 +14,10 @@ import secrets
 import sys
 from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from host.commands.options import add_handlers, add_specs, handlers_dir, specs_dir
 from host.commands.prompt import Prompter
 from host.errors import HostError
 from host.testing.answers import Elicitation
@@ -70,9 +70,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     where.add_argument(
         "--url", help="a running host's MCP endpoint, e.g. http://127.0.0.1:8000/mcp"
     )
-    where.add_argument("--specs", type=Path, default=Path("specs"), metavar="DIR",
-                       help="serve this spec directory in-process (default: specs)")  # fmt: skip
-    parser.add_argument("--handlers", type=Path, metavar="DIR", help="handlers (in-process)")
+    add_specs(where, "serve this spec directory in-process")
+    add_handlers(parser)
 
 
 def _arguments(args: argparse.Namespace, schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -107,13 +106,15 @@ def _client(args: argparse.Namespace) -> McpClient:
     from host.settings import Settings
     from host.web.app import create_app
 
-    if not args.specs.is_dir():
-        raise HostError(f"no spec directory {args.specs} (use --specs DIR or --url URL)")
+    specs = specs_dir(args.specs)
+    if not specs.is_dir():
+        raise HostError(f"no spec directory {specs} (use --specs DIR or --url URL)")
     settings = Settings.from_env()
     if not settings.secrets:
         # NOTE: one process asks and answers, so a key of its own is right; no warning needed.
         settings = replace(settings, secrets=(secrets.token_urlsafe(32),))
-    return McpClient(WsgiTransport(create_app(args.specs, args.handlers, settings=settings)))
+    app = create_app(specs, handlers_dir(args.handlers, specs), settings=settings)
+    return McpClient(WsgiTransport(app))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from host.commands.options import add_handlers, add_specs, handlers_dir, specs_dir
 from host.web.serve import ServeOptions, serve
 
 __all__ = ["HELP", "configure", "run"]
@@ -19,19 +20,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "Check the specs, then serve them at POST /mcp under gunicorn. Refuses to start when "
         "the specs have errors. Settings not given here come from HOST_* environment variables."
     )
-    parser.add_argument(
-        "--specs",
-        type=Path,
-        default=defaults.specs,
-        metavar="DIR",
-        help="spec directory (default: specs)",
-    )
-    parser.add_argument(
-        "--handlers",
-        type=Path,
-        metavar="DIR",
-        help="handlers directory (default: handlers beside the spec directory)",
-    )
+    add_specs(parser)
+    add_handlers(parser)
     parser.add_argument(
         "--bind",
         default=defaults.bind,
@@ -89,13 +79,14 @@ def run(args: argparse.Namespace) -> int:
     if args.workers < 1 or args.threads < 1:
         print("host serve: --workers and --threads must be at least 1")
         return 2
+    specs = specs_dir(args.specs)
     options = ServeOptions(
-        specs=args.specs, handlers=args.handlers, bind=args.bind, workers=args.workers,
-        threads=args.threads, timeout=args.timeout, reload=args.reload,
+        specs=specs, handlers=handlers_dir(args.handlers, specs), bind=args.bind,
+        workers=args.workers, threads=args.threads, timeout=args.timeout, reload=args.reload,
         data_dir=args.data_dir, store=args.store,
     )  # fmt: skip
-    if not args.specs.is_dir():
-        print(f"host serve: no spec directory {args.specs}")
+    if not specs.is_dir():
+        print(f"host serve: no spec directory {specs}")
         return 2
     result = serve(options, exec_=not args.dry_run)
     if isinstance(result, int):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
+from host.commands.options import add_handlers, add_specs
 from host.errors import SpecError
 from host.spec.report import format_diagnostics
 from host.stdio import main
@@ -22,18 +22,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "launch their servers as processes (both 2026-07-28 and legacy sessions). Logs go to "
         "stderr. Settings not given here come from HOST_* environment variables."
     )
-    parser.add_argument(
-        "--specs",
-        type=Path,
-        metavar="DIR",
-        help="spec directory (default: $HOST_SPECS or specs)",
-    )
-    parser.add_argument(
-        "--handlers",
-        type=Path,
-        metavar="DIR",
-        help="handlers directory (default: $HOST_HANDLERS or handlers beside the specs)",
-    )
+    add_specs(parser)
+    add_handlers(parser)
 
 
 def run(args: argparse.Namespace) -> int:

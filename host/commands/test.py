@@ -8,10 +8,10 @@ cannot be loaded or PATH does not exist.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
+from host.commands.options import add_handlers, handlers_dir, specs_dir
 from host.errors import HostError, SpecError
 from host.testing.harness import load
 from host.testing.runner import cases, describe_spec_error, run_cases
@@ -34,12 +34,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="the spec directory, or one YAML file in it (default: $HOST_SPECS or specs)",
     )
-    parser.add_argument(
-        "--handlers",
-        type=Path,
-        metavar="DIR",
-        help="the handlers directory (default: $HOST_HANDLERS or `handlers` beside the specs)",
-    )
+    add_handlers(parser)
     parser.add_argument(
         "-k",
         dest="keyword",
@@ -59,16 +54,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the examples; the exit status (see the module's docstring)."""
     out = sys.stdout
-    path: Path = args.path or Path(os.environ.get("HOST_SPECS") or "specs")
+    path = specs_dir(args.path)
     if not path.exists():
         print(f"host test: {path} does not exist", file=sys.stderr)
         return 2
     only = path if path.is_file() else None
-    specs_dir = path.parent if only is not None else path
-    handlers = args.handlers or (
-        Path(os.environ["HOST_HANDLERS"]) if os.environ.get("HOST_HANDLERS") else None
-    )
-    handlers_dir = handlers or specs_dir.parent / "handlers"
+    specs = path.parent if only is not None else path
+    handlers = handlers_dir(args.handlers, specs)
     env: dict[str, str | None] = {}
     for item in args.env:
         name, sep, value = item.partition("=")
@@ -77,9 +69,9 @@ def run(args: argparse.Namespace) -> int:
             return 2
         env[name] = value
     try:
-        project = load(specs_dir, handlers_dir)
+        project = load(specs, handlers)
     except SpecError as exc:
-        print(f"host test: the specs in {specs_dir} have errors:", file=sys.stderr)
+        print(f"host test: the specs in {specs} have errors:", file=sys.stderr)
         for line in describe_spec_error(exc):
             print(f"  {line}", file=sys.stderr)
         return 2
@@ -89,5 +81,5 @@ def run(args: argparse.Namespace) -> int:
     selected = cases(project, only=only, keyword=args.keyword)
     if not selected:
         print("no examples found: add `examples:` to a tool to test it", file=out)
-    summary = run_cases(project, specs_dir, handlers_dir, selected, out, env=env)
+    summary = run_cases(project, specs, handlers, selected, out, env=env)
     return 1 if summary.failed else 0

@@ -7,10 +7,10 @@ Exit status: 0 when clean (warnings allowed unless ``--strict``), 1 when problem
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
+from host.commands.options import add_handlers, handlers_dir, specs_dir
 from host.spec.check import check_project
 from host.spec.report import format_diagnostics
 
@@ -29,12 +29,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "paths", nargs="*", type=Path, metavar="PATH", help="spec directories or YAML files"
     )
-    parser.add_argument(
-        "--handlers",
-        type=Path,
-        metavar="DIR",
-        help="the handlers directory (default: $HOST_HANDLERS or `handlers` beside the specs)",
-    )
+    add_handlers(parser)
     parser.add_argument(
         "--import",
         dest="import_handlers",
@@ -49,15 +44,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Validate; the exit status (see the module's docstring)."""
-    paths: list[Path] = args.paths or [Path(os.environ.get("HOST_SPECS") or "specs")]
+    paths: list[Path] = args.paths or [specs_dir(None)]
     missing = [p for p in paths if not p.exists()]
     if missing:
         for path in missing:
             print(f"host validate: {path}: no such file or directory", file=sys.stderr)
         return 2
-    handlers: Path | None = args.handlers
-    if handlers is None and os.environ.get("HOST_HANDLERS"):
-        handlers = Path(os.environ["HOST_HANDLERS"])
+    first = paths[0] if paths[0].is_dir() else paths[0].parent
+    handlers = handlers_dir(args.handlers, first)
     result = check_project(paths, handlers, import_handlers=args.import_handlers)
     output = format_diagnostics(result.diagnostics, args.format)
     if output and (result.diagnostics or args.format != "text"):
