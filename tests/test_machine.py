@@ -226,3 +226,31 @@ def test_compile_project_of_the_example() -> None:
     )
     machines = compile_project(project)
     assert list(machines) == ["list_outbox"]
+
+
+def test_an_act_result_that_breaks_the_output_schema_is_an_incident(
+    handlers: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    schema = {"type": "object", "properties": {"agent": {"type": "integer"}}, "required": ["agent"]}
+    broken = Tool(
+        name="t",
+        description="d",
+        input={"properties": {"id": {"type": "string"}}, "required": ["id"]},
+        steps=(Act("h:act"),),
+        output=schema,
+    )
+    outcome = compile_tool(broken, handlers).run({"id": "1"}, {}, ctx())
+    assert isinstance(outcome, Outcome) and outcome.is_error and outcome.acted
+    assert outcome.incident in outcome.content[0]["text"]
+    assert "output schema at agent" in caplog.text
+    fits = compile_tool(
+        Tool(
+            name="t",
+            description="d",
+            input=broken.input,
+            steps=(Act("h:act"),),
+            output={"type": "object", "required": ["agent"]},
+        ),
+        handlers,
+    ).run({"id": "1"}, {}, ctx())
+    assert isinstance(fits, Outcome) and not fits.is_error

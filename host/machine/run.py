@@ -86,6 +86,7 @@ class Machine:
         self.description = description
         self.input_schema = input_schema
         self.output_schema = output_schema
+        self._output = Draft202012Validator(output_schema) if output_schema is not None else None
         self.annotations = dict(annotations or {})
         self.steps = steps
         self.act = act
@@ -232,7 +233,7 @@ class Machine:
         try:
             value = self.act(scope, ctx)
             if self.returns == "value":
-                return Outcome.from_value(value, acted=True)
+                return self._checked(Outcome.from_value(value, acted=True), ctx)
         except ToolError as exc:
             return Outcome(Outcome.error(exc.message).content, is_error=True, acted=True)
         except Exception:
@@ -243,6 +244,21 @@ class Machine:
             # NOTE: the handler ran to its end (the act happened); only its result is unusable.
             return replace(self._incident(ctx, str(exc)), acted=True)
 
+    def _checked(self, outcome: Outcome, ctx: CallContext) -> Outcome:
+        """The act's outcome, if its structured result fits the declared ``output`` schema.
+
+        NOTE: MCP clients check ``structuredContent`` against ``outputSchema`` and reject the
+        whole result when it does not fit; a handler bug is better named here, in the log.
+        """
+        if self._output is None or outcome.structured is None:
+            return outcome
+        error = next(iter(self._output.iter_errors(outcome.structured)), None)
+        if error is None:
+            return outcome
+        where = "/".join(str(p) for p in error.absolute_path) or "the result"
+        problem = f"the result does not match the tool's output schema at {where}: {error.message}"
+        return replace(self._incident(ctx, problem), acted=True)
+
     def _incident(self, ctx: CallContext, problem: str | None = None) -> Outcome:
         incident = uuid.uuid4().hex[:12]
         fields = {"tool": self.name, "incident": incident, "round": ctx.round}
@@ -250,7 +266,7 @@ class Machine:
             log.exception("handler failed", extra=fields)
         else:
             log.error(
-                "handler returned malformed content: %s",
+                "handler returned an unusable result: %s",
                 problem,
                 extra={**fields, "problem": problem},
             )
