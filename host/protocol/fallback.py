@@ -29,13 +29,13 @@ from host.protocol.jsonrpc import INVALID_PARAMS
 from host.protocol.messages import LogForward
 from host.protocol.sessions import Session, principal_digest
 from host.protocol.state import CallState, digest
+from host.spec.model import FALLBACK_TOOL
 from host.store.base import Store
 
 __all__ = ["FALLBACK_TOOL", "Fallback", "describe_question", "fallback_tool"]
 
 log = logging.getLogger("host.protocol.fallback")
 
-FALLBACK_TOOL = "sendElicitationResult"
 
 _RECORD = "fallback:"
 _USED = "fallback-used:"

@@ -17,7 +17,7 @@ from host.spec.build import ToolDoc, build_server, build_tool
 from host.spec.diagnostics import Diagnostic
 from host.spec.handlers import HandlerIndex
 from host.spec.load import Document, load_paths
-from host.spec.model import Ask, Confirm, Pos, Project, Server
+from host.spec.model import FALLBACK_TOOL, Ask, Confirm, Pos, Project, Server
 from host.spec.rules import error, warning
 from host.spec.rules_advice import check_advice
 from host.spec.rules_examples import check_examples
@@ -141,6 +141,15 @@ def _duplicate_tool(doc: Document, names: dict[str, Pos]) -> list[Diagnostic]:
     if not isinstance(name, str):
         return []
     pos = doc.locs.value(("name",))
+    if name == FALLBACK_TOOL:
+        return [
+            error(
+                pos,
+                "tool-name",
+                f"'{name}' is the host's own fallback tool for clients that cannot show forms; "
+                "give this tool another name",
+            )
+        ]
     first = names.setdefault(name, pos)
     if first == pos:
         return []

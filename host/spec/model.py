@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 __all__ = [
+    "FALLBACK_TOOL",
     "Act",
     "Ask",
     "Confirm",
@@ -39,6 +40,10 @@ class Pos:
 
 
 NOWHERE = Pos("<memory>", 0, 0)
+
+#: The tool name the host keeps for itself: its fallback tool, listed to legacy clients that
+#: cannot show forms. No spec may use it.
+FALLBACK_TOOL = "sendElicitationResult"
 
 
 @dataclass(frozen=True)

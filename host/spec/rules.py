@@ -87,7 +87,8 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
     (
         "tool-name",
         "error",
-        "A tool name is not 1-128 characters of `[A-Za-z0-9_.-]` (MCP's rule).",
+        "A tool name is not 1-128 characters of `[A-Za-z0-9_.-]` (MCP's rule), or is the host's "
+        "own `sendElicitationResult`.",
         "Rename the tool, e.g. `close_ticket`.",
     ),
     (
