@@ -1,4 +1,9 @@
-"""Fixtures shared by the test files: a real redis-server for the tests that need one."""
+"""Fixtures shared by the test files: the help desk in ``tmp_path``, and a real redis-server.
+
+A test file that needs a different ``legacy`` client defines its own fixture of that name, which
+takes precedence over the one here. (No ``mcp`` here: that name is the host pytest plugin's fixture,
+which other test files use.)
+"""
 
 from __future__ import annotations
 
@@ -11,12 +16,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from servers import free_port, stop
+from test_legacy_support import Legacy, legacy_client
+from test_modern_support import use_tmp_data
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh help-desk database in ``tmp_path``, the one the example handlers use."""
+    return use_tmp_data(tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def legacy(tmp_path: Path, db: Path) -> Legacy:
+    """A raw legacy client (no session yet) of a fresh help-desk app on ``db``."""
+    return legacy_client(tmp_path)
 
 
 def _answers_ping(port: int) -> bool:
@@ -32,7 +46,7 @@ def _start_redis(exe: str, folder: Path) -> tuple[subprocess.Popen[bytes], int]:
     """Start redis-server on a free port; retried since another process may take the port first."""
     log_path = folder / "redis.log"
     for _ in range(3):
-        port = _free_port()
+        port = free_port()
         with log_path.open("ab") as log:
             proc = subprocess.Popen(
                 [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
@@ -70,9 +84,4 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     try:
         yield f"redis://127.0.0.1:{port}/0"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, 5)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,14 +20,14 @@ import mcp_types
 import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
+from servers import run_stdio
 from test_legacy_support import Legacy
-from test_modern_support import Mcp, settings_for
+from test_modern_support import Mcp, app_client, write_project
 
 from host.machine.content import ContentError, content_blocks, for_revision
 from host.spec import load_project
 from host.spec.check import check_project
 from host.spec.model import Act, Project
-from host.web.app import create_app
 
 PNG = b"\x89PNG\r\n\x1a\n-not-really-a-png"
 PNG_B64 = base64.b64encode(PNG).decode()
@@ -148,13 +147,7 @@ CHART = [
 
 
 def media_project(tmp_path: Path) -> tuple[Path, Path]:
-    specs, handlers = tmp_path / "specs", tmp_path / "handlers"
-    specs.mkdir()
-    handlers.mkdir()
-    (specs / "server.yaml").write_text(SERVER)
-    (specs / "tools.yaml").write_text(TOOLS)
-    (handlers / "media.py").write_text(HANDLERS)
-    return specs, handlers
+    return write_project(tmp_path, SERVER, TOOLS, HANDLERS, module="media")
 
 
 @pytest.fixture
@@ -164,7 +157,7 @@ def project(tmp_path: Path) -> Project:
 
 @pytest.fixture
 def app(tmp_path: Path, project: Project) -> falcon.testing.TestClient:
-    return falcon.testing.TestClient(create_app(settings=settings_for(tmp_path), project=project))
+    return app_client(tmp_path, project)
 
 
 # --- the blocks ------------------------------------------------------------------------------
@@ -485,16 +478,8 @@ def test_stdio_sends_blocks_in_both_eras(tmp_path: Path) -> None:
         },
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "chart"}},
     ]
-    proc = subprocess.run(
-        [sys.executable, "-m", "host", "stdio", "--specs", str(specs), "--handlers", str(handlers)],
-        input=b"".join(json.dumps(line).encode() + b"\n" for line in lines),
-        capture_output=True,
-        cwd=tmp_path,
-        env={"HOST_DATA_DIR": str(tmp_path / "data"), "PATH": "/usr/bin:/bin"},
-        timeout=30,
-        check=True,
-    )
-    replies = {m["id"]: m for m in map(json.loads, proc.stdout.splitlines())}
+    stdout = run_stdio(tmp_path, specs, handlers, lines)
+    replies = {m["id"]: m for m in map(json.loads, stdout.splitlines())}
     assert replies[1]["result"]["content"] == CHART
     assert replies[3]["result"]["content"][3]["type"] == "text"
     assert replies[3]["result"]["content"][:3] == CHART[:3]

@@ -9,12 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -23,8 +17,9 @@ import anyio
 import falcon.testing
 import pytest
 from mcp.client.client import Client
+from servers import host_serve
 from test_legacy_support import Legacy
-from test_modern_support import Mcp, settings_for
+from test_modern_support import Mcp, make_client, write_project
 
 from host.machine import compile_project
 from host.protocol import make_endpoint
@@ -85,22 +80,13 @@ def plain():
 
 
 def routed_project(tmp_path: Path) -> Project:
-    specs, handlers = tmp_path / "specs", tmp_path / "handlers"
-    specs.mkdir()
-    handlers.mkdir()
-    (specs / "server.yaml").write_text(SERVER)
-    (specs / "tools.yaml").write_text(TOOLS)
-    (handlers / "work.py").write_text(HANDLERS)
-    return load_project(specs, handlers)
+    return load_project(*write_project(tmp_path, SERVER, TOOLS, HANDLERS))
 
 
 @pytest.fixture
 def mcp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Mcp:
     monkeypatch.setenv("HOST_DATA_DIR", str(tmp_path / "data"))
-    from host.web.app import create_app
-
-    app = create_app(settings=settings_for(tmp_path), project=routed_project(tmp_path))
-    return Mcp(falcon.testing.TestClient(app))
+    return make_client(tmp_path, routed_project(tmp_path))
 
 
 def ran(tmp_path: Path) -> list[str]:
@@ -299,11 +285,7 @@ def test_every_round_of_a_call_is_checked(tmp_path: Path, monkeypatch: pytest.Mo
     )
     project = load_project(specs, tmp_path / "handlers")
     monkeypatch.setenv("HOST_DATA_DIR", str(tmp_path / "data"))
-    from host.web.app import create_app
-
-    mcp = Mcp(
-        falcon.testing.TestClient(create_app(settings=settings_for(tmp_path), project=project))
-    )
+    mcp = make_client(tmp_path, project)
     first = mcp.result(call(mcp, {"region": "eu"}, **{"Mcp-Param-Region": "eu"}))
     assert first["resultType"] == "input_required"
     answer = {"go": {"action": "accept", "content": {"confirm": True}}}
@@ -356,38 +338,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``host serve`` of the routed project, one worker, on 127.0.0.1; its ``/mcp`` URL."""
     tmp_path = tmp_path_factory.mktemp("headers-serve")
     routed_project(tmp_path)
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HOST_")}
-    env["HOST_DATA_DIR"] = str(tmp_path / "data")
-    log = tmp_path / "serve.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "host", "serve", "--specs", str(tmp_path / "specs"),
-             "--handlers", str(tmp_path / "handlers"), "--bind", f"127.0.0.1:{port}",
-             "--workers", "1"],
-            env=env, cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2):
-                        break
-                except OSError:
-                    pass
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"host serve did not start:\n{log.read_text()}", pytrace=False)
-                time.sleep(0.1)
-            yield f"http://127.0.0.1:{port}/mcp"
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    with host_serve(
+        tmp_path, "serve", "--workers", "1",
+        specs=tmp_path / "specs", handlers=tmp_path / "handlers",
+        HOST_DATA_DIR=str(tmp_path / "data"),
+    ) as server:  # fmt: skip
+        yield server.url + "/mcp"
 
 
 def test_the_official_sdk_client_sends_headers_the_host_accepts(served: str) -> None:

@@ -25,7 +25,7 @@ import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
-from test_serve import Server, serving
+from servers import Server, host_serve
 
 ROOT = Path(__file__).resolve().parent.parent
 MODERN = "2026-07-28"
@@ -186,7 +186,7 @@ def run_scenario(
 @pytest.fixture(scope="module")
 def http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     tmp_path = tmp_path_factory.mktemp("interop")
-    with serving(tmp_path, "host", "--workers", "2", "--threads", "8") as server:
+    with host_serve(tmp_path, "host", "--workers", "2", "--threads", "8") as server:
         yield server
 
 

@@ -7,21 +7,15 @@ The seed tutorial's behaviours through the fallback tool, end to end through the
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from test_legacy_support import Legacy, legacy_client, structured, survey_project
-from test_modern_support import ticket, use_tmp_data
+from test_modern_support import emails, ticket
 
 FALLBACK = "sendElicitationResult"
-
-
-@pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    return use_tmp_data(tmp_path, monkeypatch)
 
 
 @pytest.fixture(params=["2025-03-26", "2025-11-25"])
@@ -29,12 +23,6 @@ def legacy(request: pytest.FixtureRequest, tmp_path: Path, db: Path) -> Legacy:
     client = legacy_client(tmp_path)
     client.initialize(request.param, {})
     return client
-
-
-def emails(db: Path, ticket_id: str) -> int:
-    with sqlite3.connect(db) as conn:
-        row = conn.execute("SELECT count(*) FROM outbox WHERE ticket = ?", (ticket_id,)).fetchone()
-    return int(row[0])
 
 
 def asked(result: dict[str, Any]) -> dict[str, Any]:

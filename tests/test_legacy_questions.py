@@ -7,13 +7,12 @@ the stream is read lazily, the answer is POSTed while it waits, as a client does
 from __future__ import annotations
 
 import dataclasses
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 from test_legacy_support import Legacy, legacy_client, survey_project
-from test_modern_support import HELPDESK, ticket, use_tmp_data
+from test_modern_support import HELPDESK, NOT_CONFIRMED, emails, ticket
 
 from host.machine import compile_project
 from host.protocol import EventStream, LegacyOptions, make_endpoint
@@ -21,22 +20,6 @@ from host.store import open_store
 
 FORMS = ["2025-11-25", "2025-06-18"]
 CONFIRM = {"action": "accept", "content": {"confirm": True}}
-
-
-@pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    return use_tmp_data(tmp_path, monkeypatch)
-
-
-@pytest.fixture
-def legacy(tmp_path: Path, db: Path) -> Legacy:
-    return legacy_client(tmp_path)
-
-
-def emails(db: Path, ticket_id: str) -> int:
-    with sqlite3.connect(db) as conn:
-        row = conn.execute("SELECT count(*) FROM outbox WHERE ticket = ?", (ticket_id,)).fetchone()
-    return int(row[0])
 
 
 def ask_and_answer(legacy: Legacy, name: str, arguments: dict[str, Any], answer: Any) -> Any:
@@ -79,15 +62,7 @@ def test_close_ticket_asks_on_the_stream_and_closes_on_yes(
     assert ticket(db, "T-1")["status"] == "closed"  # type: ignore[index]
 
 
-@pytest.mark.parametrize(
-    ("answer", "reason"),
-    [
-        ({"action": "decline"}, "The user said no. Leave the ticket open."),
-        ({"action": "cancel"}, "The user dismissed the question without answering."),
-        ({"action": "accept", "content": {"confirm": False}}, "The user didn't tick the box."),
-    ],
-    ids=["decline", "cancel", "unticked"],
-)
+@pytest.mark.parametrize(("answer", "reason"), NOT_CONFIRMED)
 def test_close_ticket_not_confirmed_sends_nothing(
     legacy: Legacy, db: Path, answer: dict[str, Any], reason: str
 ) -> None:

@@ -19,12 +19,6 @@ from host.protocol.sessions import SessionSealer
 VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26"]
 
 
-@pytest.fixture
-def legacy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Legacy:
-    use_tmp_data(tmp_path, monkeypatch)
-    return legacy_client(tmp_path)
-
-
 def error_of(response: Any, status: int, code: int) -> dict[str, Any]:
     assert response.status_code == status, response.text
     error: dict[str, Any] = response.json["error"]

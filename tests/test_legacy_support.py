@@ -3,6 +3,8 @@
 The client speaks raw JSON-RPC so tests see every byte. A ``tools/call`` whose answer is a
 ``text/event-stream`` is driven through the WSGI callable itself, so a test can read the first
 question, POST its answer while the stream waits, and then read the rest: what a real client does.
+``post`` does the same for any body and headers (a modern call too); ``json_body`` reads a reply
+that is not a stream.
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ from typing import Any
 
 import falcon
 import falcon.testing
+from test_modern_support import app_client, write_project
 
 from host.spec import load_project
 from host.spec.model import Project
-from host.web.app import create_app
 
 NEWEST = "2025-11-25"
 FORM: dict[str, Any] = {"elicitation": {"form": {}}}
@@ -56,6 +58,31 @@ class Events:
                 if str(exc) == "the stream ended":
                     return messages
                 raise
+
+
+def post(http: falcon.testing.TestClient, headers: Mapping[str, str], body: Any) -> Events:
+    """POST through the WSGI callable itself, so a streamed body is read as it is produced."""
+    environ = falcon.testing.create_environ(
+        "/mcp",
+        method="POST",
+        headers={"Content-Type": "application/json", **headers},
+        body=json.dumps(body),
+    )
+    started: dict[str, Any] = {}
+
+    def start_response(status: str, headers: list[tuple[str, str]], *_: Any) -> Any:
+        started["status"] = status
+        started["headers"] = {k.lower(): v for k, v in headers}
+
+    chunks = iter(http.app(environ, start_response))
+    return Events(started["status"], started["headers"], chunks)
+
+
+def json_body(events: Events) -> dict[str, Any]:
+    """The one JSON body of a reply that is not a stream."""
+    assert events.headers["content-type"].startswith("application/json"), events.headers
+    body: dict[str, Any] = json.loads(b"".join(events.chunks))
+    return body
 
 
 @dataclass
@@ -144,17 +171,7 @@ class Legacy:
     def stream(self, name: str, arguments: Mapping[str, Any] | None = None) -> Events:
         """A ``tools/call`` answered with an event stream, read lazily."""
         body = self.body("tools/call", {"name": name, "arguments": dict(arguments or {})})
-        environ = falcon.testing.create_environ(
-            "/mcp", method="POST", headers=self.headers(), body=json.dumps(body)
-        )
-        started: dict[str, Any] = {}
-
-        def start_response(status: str, headers: list[tuple[str, str]], *_: Any) -> None:
-            started["status"] = status
-            started["headers"] = {k.lower(): v for k, v in headers}
-
-        chunks = iter(self.http.app(environ, start_response))
-        return Events(started["status"], started["headers"], chunks)
+        return post(self.http, self.headers(), body)
 
     def answer(
         self, question: Mapping[str, Any], result: Mapping[str, Any]
@@ -174,10 +191,7 @@ class Legacy:
 
 def legacy_client(tmp_path: Path, project: Project | None = None, **changes: Any) -> Legacy:
     """A legacy client of a fresh help-desk app (or ``project``) in ``tmp_path``."""
-    from test_modern_support import HELPDESK, settings_for
-
-    app = create_app(settings=settings_for(tmp_path, **changes), project=project or HELPDESK)
-    return Legacy(falcon.testing.TestClient(app))
+    return Legacy(app_client(tmp_path, project, **changes))
 
 
 def structured(result: Mapping[str, Any]) -> Any:
@@ -225,10 +239,8 @@ def record(name, team, tags, day, urgent):
 
 def survey_project(tmp_path: Path) -> Project:
     """A small project whose one tool asks two questions in one round."""
-    specs, handlers = tmp_path / "survey-specs", tmp_path / "survey-handlers"
-    specs.mkdir()
-    handlers.mkdir()
-    (specs / "server.yaml").write_text(SURVEY_SERVER)
-    (specs / "survey.yaml").write_text(SURVEY_TOOL)
-    (handlers / "survey.py").write_text(SURVEY_HANDLER)
-    return load_project(specs, handlers)
+    return load_project(
+        *write_project(
+            tmp_path, SURVEY_SERVER, SURVEY_TOOL, SURVEY_HANDLER, module="survey", prefix="survey-"
+        )
+    )

@@ -14,16 +14,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from test_serve import Server, connections_on_two_workers, serving, worker_of
+from servers import HEADERS, Server, connections_on_two_workers, host_serve, send, sse, worker_of
 
 CONFIRMED = {"action": "accept", "content": {"confirm": True}}
-HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     tmp_path = tmp_path_factory.mktemp("legacy-workers")
-    with serving(tmp_path, "host", "--workers", "2", "--threads", "8") as running:
+    with host_serve(tmp_path, "host", "--workers", "2", "--threads", "8") as running:
         yield running
 
 
@@ -49,8 +48,7 @@ class Session:
         return headers
 
     def send(self, conn: http.client.HTTPConnection, body: Any) -> http.client.HTTPResponse:
-        conn.request("POST", "/mcp", json.dumps(body), self.headers())
-        return conn.getresponse()
+        return send(conn, body, **self.headers())
 
     def request(self, conn: http.client.HTTPConnection, method: str, params: Any) -> Any:
         body = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
@@ -65,34 +63,12 @@ class Session:
         return payload["result"]
 
 
-def events(response: http.client.HTTPResponse) -> Iterator[dict[str, Any]]:
-    """The JSON-RPC messages of a ``text/event-stream`` response, as they arrive."""
-    data = None
-    while line := response.readline():
-        line = line.rstrip(b"\r\n")
-        if line.startswith(b"data: "):
-            data = line[len(b"data: ") :]
-        elif not line and data is not None:
-            yield json.loads(data)
-            data = None
-
-
-def logged(server: Server, event: str) -> list[dict[str, Any]]:
-    lines = []
-    for raw in server.log.read_text().splitlines():
-        if raw.startswith("{"):
-            line = json.loads(raw)
-            if line.get("event") == event:
-                lines.append(line)
-    return lines
-
-
 def test_a_question_on_one_worker_is_answered_on_the_other(server: Server) -> None:
     a, b = connections_on_two_workers(server)
     pid_a, pid_b = worker_of(server, a), worker_of(server, b)
     assert pid_a != pid_b
     session = Session(b, "2025-11-25", {"elicitation": {"form": {}}})
-    calls_before = len(logged(server, "tool_call"))
+    calls_before = len(server.log_lines("tool_call"))
     body = {
         "jsonrpc": "2.0",
         "id": 7,
@@ -102,7 +78,7 @@ def test_a_question_on_one_worker_is_answered_on_the_other(server: Server) -> No
     stream = session.send(a, body)
     assert stream.status == 200
     assert stream.getheader("Content-Type") == "text/event-stream"
-    messages = events(stream)
+    messages = sse(stream)
     question = next(messages)
     assert question["method"] == "elicitation/create"
     answer = {"jsonrpc": "2.0", "id": question["id"], "result": CONFIRMED}
@@ -112,10 +88,12 @@ def test_a_question_on_one_worker_is_answered_on_the_other(server: Server) -> No
     assert final["id"] == 7
     assert final["result"]["structuredContent"] == {"id": "T-1", "closed": True}
     # The log says who did what: the question went out from A, the answer came in at B.
-    sent = logged(server, "question_sent")[-1]
-    (received,) = [r for r in logged(server, "answer_relayed") if r["question"] == sent["question"]]
+    sent = server.log_lines("question_sent")[-1]
+    (received,) = [
+        r for r in server.log_lines("answer_relayed") if r["question"] == sent["question"]
+    ]
     assert sent["pid"] == pid_a and received["pid"] == pid_b
-    calls = logged(server, "tool_call")[calls_before:]
+    calls = server.log_lines("tool_call")[calls_before:]
     assert [
         (c["pid"], c["outcome"], c.get("acted")) for c in calls if c["tool"] == "close_ticket"
     ] == [
@@ -164,7 +142,7 @@ def test_two_questions_in_flight_at_once(server: Server) -> None:
     for conn, ticket in ((a, "T-3"), (b, "T-4")):
         body = {"jsonrpc": "2.0", "id": ticket, "method": "tools/call",
                 "params": {"name": "delete_ticket", "arguments": {"id": ticket}}}  # fmt: skip
-        messages = events(session.send(conn, body))
+        messages = sse(session.send(conn, body))
         streams.append((ticket, messages, next(messages)))
     # Answered in the opposite order, over a third connection.
     for ticket, _, question in reversed(streams):

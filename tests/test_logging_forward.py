@@ -7,17 +7,11 @@ gunicorn workers, where the level is set through one worker and the call runs on
 
 from __future__ import annotations
 
-import http.client
 import json
 import logging
 import os
 import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +19,13 @@ import anyio
 import falcon.testing
 import pytest
 from mcp.client.client import Client
-from test_legacy_support import Events, Legacy
-from test_modern_support import Mcp, settings_for
+from servers import Server, host_serve, run_stdio, send, sse
+from test_legacy_support import Events, Legacy, json_body, post
+from test_modern_support import Mcp, app_client, write_project
 
 from host.errors import ProtocolError
 from host.protocol.messages import LEVELS, LogForward, mcp_level, read_level
 from host.spec import load_project
-from host.web.app import create_app
 
 SERVER = """\
 kind: server
@@ -128,37 +122,12 @@ LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 
 
 def chatty_project(tmp_path: Path) -> tuple[Path, Path]:
-    specs, handlers = tmp_path / "specs", tmp_path / "handlers"
-    specs.mkdir()
-    handlers.mkdir()
-    (specs / "server.yaml").write_text(SERVER)
-    (specs / "tools.yaml").write_text(TOOLS)
-    (handlers / "work.py").write_text(HANDLERS)
-    return specs, handlers
+    return write_project(tmp_path, SERVER, TOOLS, HANDLERS)
 
 
 @pytest.fixture
 def app(tmp_path: Path) -> falcon.testing.TestClient:
-    project = load_project(*chatty_project(tmp_path))
-    return falcon.testing.TestClient(create_app(settings=settings_for(tmp_path), project=project))
-
-
-def post(http: falcon.testing.TestClient, headers: Mapping[str, str], body: Any) -> Events:
-    """POST through the WSGI callable itself, so a streamed body is read as it is produced."""
-    environ = falcon.testing.create_environ(
-        "/mcp",
-        method="POST",
-        headers={"Content-Type": "application/json", **headers},
-        body=json.dumps(body),
-    )
-    started: dict[str, Any] = {}
-
-    def start_response(status: str, headers: list[tuple[str, str]], *_: Any) -> Any:
-        started["status"] = status
-        started["headers"] = {k.lower(): v for k, v in headers}
-
-    chunks = iter(http.app(environ, start_response))
-    return Events(started["status"], started["headers"], chunks)
+    return app_client(tmp_path, load_project(*chatty_project(tmp_path)))
 
 
 def modern_call(
@@ -181,12 +150,6 @@ def modern_call(
     }
     headers = {**Mcp(http).headers("tools/call", name), "Accept": accept}
     return post(http, headers, body)
-
-
-def json_body(events: Events) -> dict[str, Any]:
-    assert events.headers["content-type"].startswith("application/json"), events.headers
-    body: dict[str, Any] = json.loads(b"".join(events.chunks))
-    return body
 
 
 def said(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -442,16 +405,8 @@ def test_stdio_writes_messages_before_each_response(tmp_path: Path) -> None:
         {"jsonrpc": "2.0", "id": 4, "method": "logging/setLevel", "params": {"level": "critical"}},
         {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "chatty"}},
     ]  # fmt: skip
-    proc = subprocess.run(
-        [sys.executable, "-m", "host", "stdio", "--specs", str(specs), "--handlers", str(handlers)],
-        input=b"".join(json.dumps(line).encode() + b"\n" for line in lines),
-        capture_output=True,
-        cwd=tmp_path,
-        env={"HOST_DATA_DIR": str(tmp_path / "data"), "PATH": "/usr/bin:/bin"},
-        timeout=30,
-        check=True,
-    )
-    messages = [json.loads(line) for line in proc.stdout.splitlines()]
+    stdout = run_stdio(tmp_path, specs, handlers, lines)
+    messages = [json.loads(line) for line in stdout.splitlines()]
     # NOTE: calls run on threads of their own, so only each call's own order is fixed: call 1
     # (level error) sends an error and a critical, call 2 (no level) nothing, call 5 (the
     # session's level, critical) one critical.
@@ -464,98 +419,25 @@ def test_stdio_writes_messages_before_each_response(tmp_path: Path) -> None:
     assert sorted(i for i in ids if i is not None) == [1, 2, 3, 4, 5]
     assert ("error", "recovered from a hiccup") in said(messages[: ids.index(1)])
     assert said(messages[: ids.index(5)]).count(("critical", "on fire")) == 2
-    assert b"s3cr3t" not in proc.stdout
+    assert b"s3cr3t" not in stdout
 
 
 # --- gunicorn: the level set through one worker, the call on another ---------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Served:
-    """A running ``host serve`` of the chatty project, and its JSON log."""
-
-    def __init__(self, port: int, log: Path) -> None:
-        self.port = port
-        self.log = log
-
-    def connect(self) -> http.client.HTTPConnection:
-        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=15)
-
-    def lines(self, event: str) -> list[dict[str, Any]]:
-        found = []
-        for raw in self.log.read_text().splitlines():
-            if raw.startswith("{"):
-                line = json.loads(raw)
-                if line.get("event") == event:
-                    found.append(line)
-        return found
-
-    def wait_for(self, event: str, count: int) -> list[dict[str, Any]]:
-        deadline = time.monotonic() + 5
-        while len(lines := self.lines(event)) < count and time.monotonic() < deadline:
-            time.sleep(0.02)
-        return lines
-
-
 @pytest.fixture(scope="module")
-def two_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+def two_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """``host serve`` of the chatty project with two gunicorn workers."""
     tmp_path = tmp_path_factory.mktemp("logging-serve")
     specs, handlers = chatty_project(tmp_path)
-    port = _free_port()
-    log = tmp_path / "serve.log"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HOST_")}
-    env["HOST_DATA_DIR"] = str(tmp_path / "data")
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "host", "serve", "--specs", str(specs), "--handlers",
-             str(handlers), "--bind", f"127.0.0.1:{port}", "--workers", "2", "--threads", "4"],
-            env=env, cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2):
-                        break
-                except OSError:
-                    pass
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"host serve did not start:\n{log.read_text()}", pytrace=False)
-                time.sleep(0.1)
-            yield Served(port, log)
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-
-
-HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-
-
-def _send(conn: http.client.HTTPConnection, body: Any, **headers: str) -> http.client.HTTPResponse:
-    conn.request("POST", "/mcp", json.dumps(body), {**HEADERS, **headers})
-    return conn.getresponse()
-
-
-def sse(response: http.client.HTTPResponse) -> list[dict[str, Any]]:
-    messages = []
-    for frame in response.read().split(b"\n\n"):
-        for line in frame.splitlines():
-            if line.startswith(b"data: "):
-                messages.append(json.loads(line[len(b"data: ") :]))
-    return messages
+    with host_serve(
+        tmp_path, "serve", "--workers", "2", "--threads", "4", specs=specs, handlers=handlers
+    ) as server:
+        yield server
 
 
 def test_a_level_set_through_one_worker_applies_to_a_call_on_the_other(
-    two_workers: Served,
+    two_workers: Server,
 ) -> None:
     init = {
         "jsonrpc": "2.0",
@@ -564,25 +446,25 @@ def test_a_level_set_through_one_worker_applies_to_a_call_on_the_other(
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {}},
     }
     first = two_workers.connect()
-    opened = _send(first, init)
+    opened = send(first, init)
     session = opened.getheader("Mcp-Session-Id")
     opened.read()
     assert session
-    seen = len(two_workers.lines("log_level_set"))
+    seen = len(two_workers.log_lines("log_level_set"))
     level = {"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "info"}}
-    set_level = _send(first, level, **{"Mcp-Session-Id": session})
+    set_level = send(first, level, **{"Mcp-Session-Id": session})
     assert json.loads(set_level.read())["result"] == {}
     home = two_workers.wait_for("log_level_set", seen + 1)[-1]["pid"]
     # NOTE: with the worker that took the level paused, the other worker accepts the second
-    # connection (the trick of test_serve.connections_on_two_workers).
-    calls = len(two_workers.lines("tool_call"))
+    # connection (the trick of servers.connections_on_two_workers).
+    calls = len(two_workers.log_lines("tool_call"))
     os.kill(home, signal.SIGSTOP)
     try:
         other = two_workers.connect()
         call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "chatty"}}
-        response = _send(other, call, **{"Mcp-Session-Id": session})
+        response = send(other, call, **{"Mcp-Session-Id": session})
         assert response.getheader("Content-Type") == "text/event-stream"
-        messages = sse(response)
+        messages = list(sse(response))
     finally:
         os.kill(home, signal.SIGCONT)
     assert said(messages) == EVERYTHING[1:]
@@ -595,7 +477,7 @@ def test_a_level_set_through_one_worker_applies_to_a_call_on_the_other(
 
 @pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
 @pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
-def test_the_official_sdk_client_hears_the_messages(two_workers: Served, revision: str) -> None:
+def test_the_official_sdk_client_hears_the_messages(two_workers: Server, revision: str) -> None:
     heard: list[tuple[str, str | None, Any]] = []
 
     async def on_log(params: Any) -> None:

@@ -9,14 +9,9 @@ from typing import Any
 
 import pytest
 from mcp_types._v2026_07_28 import CallToolResult, InputRequiredResult
-from test_modern_support import HELPDESK, Mcp, accept, make_client, reply, ticket, use_tmp_data
+from test_modern_support import HELPDESK, NOT_CONFIRMED, Mcp, accept, make_client, reply, ticket
 
 CONFIRM = {"confirm": True}
-
-
-@pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    return use_tmp_data(tmp_path, monkeypatch)
 
 
 @pytest.fixture
@@ -65,15 +60,7 @@ def test_close_ticket_accepted_closes_and_sends_exactly_one_email(mcp: Mcp, db: 
     }
 
 
-@pytest.mark.parametrize(
-    ("answer", "reason"),
-    [
-        ({"action": "decline"}, "The user said no. Leave the ticket open."),
-        ({"action": "cancel"}, "The user dismissed the question without answering."),
-        ({"action": "accept", "content": {"confirm": False}}, "The user didn't tick the box."),
-    ],
-    ids=["decline", "cancel", "unticked"],
-)
+@pytest.mark.parametrize(("answer", "reason"), NOT_CONFIRMED)
 def test_close_ticket_not_confirmed_sends_nothing(
     mcp: Mcp, db: Path, answer: dict[str, Any], reason: str
 ) -> None:

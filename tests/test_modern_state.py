@@ -7,17 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_modern_support import Mcp, make_client, use_tmp_data
+from test_modern_support import Mcp, make_client
 
 import host.web.app
 
 CONFIRM = {"action": "accept", "content": {"confirm": True}}
 INVALID = {"code": -32602, "message": "Invalid or expired requestState"}
-
-
-@pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    return use_tmp_data(tmp_path, monkeypatch)
 
 
 @pytest.fixture

@@ -30,10 +30,54 @@ FORM: dict[str, Any] = {"elicitation": {"form": {}}}
 
 Answerer = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
 
+#: The answers that leave close_ticket's box unconfirmed, each with the reason the tool then gives.
+NOT_CONFIRMED = [
+    pytest.param({"action": "decline"}, "The user said no. Leave the ticket open.", id="decline"),
+    pytest.param(
+        {"action": "cancel"}, "The user dismissed the question without answering.", id="cancel"
+    ),
+    pytest.param(
+        {"action": "accept", "content": {"confirm": False}},
+        "The user didn't tick the box.",
+        id="unticked",
+    ),
+]
+
 
 def helpdesk_project() -> Project:
     """The example specs, loaded and checked the way ``host serve`` loads them."""
     return load_project(SPECS, HANDLERS)
+
+
+def write_project(
+    tmp_path: Path,
+    server: str,
+    tools: str,
+    handlers: str,
+    *,
+    module: str = "work",
+    prefix: str = "",
+) -> tuple[Path, Path]:
+    """A small project in ``tmp_path``: ``server.yaml`` and ``tools.yaml``, one handler module.
+
+    Args:
+        tmp_path: where the ``specs`` and ``handlers`` folders go.
+        server: the server spec's text.
+        tools: the tool specs' text.
+        handlers: the handler module's source.
+        module: the handler module's name (what the specs' ``module:function`` calls name).
+        prefix: put before the folders' names, to keep two projects in one ``tmp_path`` apart.
+
+    Returns:
+        The specs folder and the handlers folder.
+    """
+    specs_dir, handlers_dir = tmp_path / f"{prefix}specs", tmp_path / f"{prefix}handlers"
+    specs_dir.mkdir()
+    handlers_dir.mkdir()
+    (specs_dir / "server.yaml").write_text(server)
+    (specs_dir / "tools.yaml").write_text(tools)
+    (handlers_dir / f"{module}.py").write_text(handlers)
+    return specs_dir, handlers_dir
 
 
 def settings_for(tmp_path: Path, **changes: Any) -> Settings:
@@ -168,10 +212,17 @@ class Mcp:
         return emails
 
 
+def app_client(
+    tmp_path: Path, project: Project | None = None, **changes: Any
+) -> falcon.testing.TestClient:
+    """A Falcon test client of a fresh app for the help desk (or ``project``) in ``tmp_path``."""
+    app = create_app(settings=settings_for(tmp_path, **changes), project=project or HELPDESK)
+    return falcon.testing.TestClient(app)
+
+
 def make_client(tmp_path: Path, project: Project | None = None, **changes: Any) -> Mcp:
     """A client of a fresh help-desk app in ``tmp_path``."""
-    app = create_app(settings=settings_for(tmp_path, **changes), project=project or HELPDESK)
-    return Mcp(falcon.testing.TestClient(app))
+    return Mcp(app_client(tmp_path, project, **changes))
 
 
 def ticket(db: Path, ticket_id: str) -> dict[str, Any] | None:
@@ -180,6 +231,13 @@ def ticket(db: Path, ticket_id: str) -> dict[str, Any] | None:
         conn.row_factory = sqlite3.Row
         row = conn.execute("SELECT * FROM tickets WHERE id = ?", (ticket_id,)).fetchone()
     return dict(row) if row else None
+
+
+def emails(db: Path, ticket_id: str) -> int:
+    """How many emails the help desk has sent about a ticket, read straight from its database."""
+    with sqlite3.connect(db) as conn:
+        row = conn.execute("SELECT count(*) FROM outbox WHERE ticket = ?", (ticket_id,)).fetchone()
+    return int(row[0])
 
 
 def accept(content: Mapping[str, Any]) -> Answerer:

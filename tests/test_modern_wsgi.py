@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -15,23 +12,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import servers
+from servers import clean_env
 from test_modern_support import HANDLERS, SPECS, VERSION
 
 ROOT = SPECS.parent
-BIN = Path(sys.executable).parent
 
 
-def env_for(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HOST_", "HELPDESK_"))}
-    env.update(
-        HOST_SPECS=str(SPECS),
-        HOST_HANDLERS=str(HANDLERS),
-        HOST_DATA_DIR=str(tmp_path / "data"),
-        HELPDESK_DB=str(tmp_path / "helpdesk.db"),
-        PYTHONPATH=str(ROOT),
-    )
-    env.update(extra)
-    return env
+def settings_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The variables that configure the app: the help desk, its data in ``tmp_path``."""
+    return {
+        "HOST_SPECS": str(SPECS),
+        "HOST_HANDLERS": str(HANDLERS),
+        "HOST_DATA_DIR": str(tmp_path / "data"),
+        "HELPDESK_DB": str(tmp_path / "helpdesk.db"),
+        "PYTHONPATH": str(ROOT),
+        **extra,
+    }
 
 
 PROBE = """
@@ -41,15 +38,20 @@ print(type(app).__name__, falcon.testing.TestClient(app).simulate_get("/readyz")
 """
 
 
-def test_wsgi_without_a_secret_warns_loudly(tmp_path: Path) -> None:
-    done = subprocess.run(
+def probe(tmp_path: Path, **extra: str) -> subprocess.CompletedProcess[str]:
+    """Import ``host.web.wsgi:app`` in a fresh Python configured by ``extra``; ask it /readyz."""
+    return subprocess.run(
         [sys.executable, "-c", PROBE],
-        env=env_for(tmp_path),
+        env=clean_env(**settings_env(tmp_path, **extra)),
         capture_output=True,
         text=True,
         timeout=60,
         cwd=tmp_path,
     )
+
+
+def test_wsgi_without_a_secret_warns_loudly(tmp_path: Path) -> None:
+    done = probe(tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["App", "ready"]
     warnings = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
@@ -59,14 +61,7 @@ def test_wsgi_without_a_secret_warns_loudly(tmp_path: Path) -> None:
 
 
 def test_wsgi_reports_bad_settings_clearly(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE],
-        env=env_for(tmp_path, HOST_STATE_TTL="soon"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-    )
+    done = probe(tmp_path, HOST_STATE_TTL="soon")
     assert done.returncode == 3
     assert "HOST_STATE_TTL must be a positive number of seconds, got 'soon'" in done.stderr
     assert "Traceback" not in done.stderr
@@ -76,58 +71,21 @@ def test_wsgi_reports_spec_problems_with_their_position(tmp_path: Path) -> None:
     specs = tmp_path / "specs"
     specs.mkdir()
     (specs / "bad.yaml").write_text("kind: tool\nname: broken\n")
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE],
-        env=env_for(tmp_path, HOST_SPECS=str(specs)),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-    )
+    done = probe(tmp_path, HOST_SPECS=str(specs))
     assert done.returncode == 3
     assert "bad.yaml:" in done.stderr
     assert "host: not serving" in done.stderr
     assert "Traceback" not in done.stderr
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def gunicorn(tmp_path: Path) -> Iterator[str]:
-    port = _free_port()
-    log = (tmp_path / "gunicorn.log").open("wb")
-    proc = subprocess.Popen(
-        [str(BIN / "gunicorn"), "host.web.wsgi:app", "--bind", f"127.0.0.1:{port}",
-         "--workers", "2", "--timeout", "30"],
-        env=env_for(tmp_path, HOST_SECRET="shared-by-every-worker"),
-        cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/readyz", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail((tmp_path / "gunicorn.log").read_text(), pytrace=False)
-            time.sleep(0.1)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+    """``gunicorn host.web.wsgi:app`` on the help desk, two workers sharing a secret; its URL."""
+    env = settings_env(tmp_path, HOST_SECRET="shared-by-every-worker")
+    with servers.gunicorn(
+        tmp_path, "gunicorn", "--workers", "2", "--timeout", "30", **env
+    ) as server:
+        yield server.url
 
 
 def _call(url: str, name: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -10,12 +10,6 @@ from __future__ import annotations
 import http.client
 import json
 import logging
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -23,15 +17,16 @@ from typing import Any
 import anyio
 import falcon.testing
 import pytest
+import servers
 from mcp.client.client import Client
-from test_legacy_support import Events, Legacy
-from test_modern_support import Mcp, settings_for
+from servers import run_stdio, send, sse
+from test_legacy_support import Events, Legacy, json_body, post
+from test_modern_support import Mcp, app_client, write_project
 
 from host.machine import CallContext
 from host.protocol import streams
 from host.protocol.streams import Progress, accepts_stream, progress_token
 from host.spec import load_project
-from host.web.app import create_app
 
 SERVER = """\
 kind: server
@@ -154,37 +149,12 @@ MODERN_META = {
 
 
 def work_project(tmp_path: Path) -> tuple[Path, Path]:
-    specs, handlers = tmp_path / "specs", tmp_path / "handlers"
-    specs.mkdir()
-    handlers.mkdir()
-    (specs / "server.yaml").write_text(SERVER)
-    (specs / "tools.yaml").write_text(TOOLS)
-    (handlers / "work.py").write_text(HANDLERS)
-    return specs, handlers
+    return write_project(tmp_path, SERVER, TOOLS, HANDLERS)
 
 
 @pytest.fixture
 def app(tmp_path: Path) -> falcon.testing.TestClient:
-    project = load_project(*work_project(tmp_path))
-    return falcon.testing.TestClient(create_app(settings=settings_for(tmp_path), project=project))
-
-
-def post(http: falcon.testing.TestClient, headers: Mapping[str, str], body: Any) -> Events:
-    """POST through the WSGI callable itself, so a streamed body is read as it is produced."""
-    environ = falcon.testing.create_environ(
-        "/mcp",
-        method="POST",
-        headers={"Content-Type": "application/json", **headers},
-        body=json.dumps(body),
-    )
-    started: dict[str, Any] = {}
-
-    def start_response(status: str, headers: list[tuple[str, str]], *_: Any) -> Any:
-        started["status"] = status
-        started["headers"] = {k.lower(): v for k, v in headers}
-
-    chunks = iter(http.app(environ, start_response))
-    return Events(started["status"], started["headers"], chunks)
+    return app_client(tmp_path, load_project(*work_project(tmp_path)))
 
 
 def modern_call(
@@ -210,13 +180,6 @@ def modern_call(
     }
     headers = {**Mcp(http).headers("tools/call", name), "Accept": accept}
     return post(http, headers, body)
-
-
-def json_body(events: Events) -> dict[str, Any]:
-    """The one JSON body of a reply that is not a stream."""
-    assert events.headers["content-type"].startswith("application/json"), events.headers
-    body: dict[str, Any] = json.loads(b"".join(events.chunks))
-    return body
 
 
 def notes(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -486,16 +449,8 @@ def test_stdio_writes_reports_before_each_response(tmp_path: Path) -> None:
         },
         {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "crunch"}},
     ]
-    proc = subprocess.run(
-        [sys.executable, "-m", "host", "stdio", "--specs", str(specs), "--handlers", str(handlers)],
-        input=b"".join(json.dumps(line).encode() + b"\n" for line in lines),
-        capture_output=True,
-        cwd=tmp_path,
-        env={"HOST_DATA_DIR": str(tmp_path / "data"), "PATH": "/usr/bin:/bin"},
-        timeout=30,
-        check=True,
-    )
-    messages = [json.loads(line) for line in proc.stdout.splitlines()]
+    stdout = run_stdio(tmp_path, specs, handlers, lines)
+    messages = [json.loads(line) for line in stdout.splitlines()]
     for token, request_id in (("m", 1), ("l", 3)):
         mine = [
             m
@@ -511,65 +466,17 @@ def test_stdio_writes_reports_before_each_response(tmp_path: Path) -> None:
 # --- gunicorn -------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def gunicorn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    """``gunicorn host.web.wsgi:app`` with one gthread worker, on 127.0.0.1."""
+    """``gunicorn host.web.wsgi:app`` with one gthread worker, on 127.0.0.1; its port."""
     tmp_path = tmp_path_factory.mktemp("progress-gunicorn")
     specs, handlers = work_project(tmp_path)
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HOST_")}
-    env.update(
-        HOST_SPECS=str(specs),
-        HOST_HANDLERS=str(handlers),
-        HOST_DATA_DIR=str(tmp_path / "data"),
-        HOST_SECRET="progress-test-secret",
-    )
-    log = (tmp_path / "gunicorn.log").open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "host.web.wsgi:app", "--bind", f"127.0.0.1:{port}",
-         "--workers", "1", "--worker-class", "gthread", "--threads", "4", "--timeout", "30"],
-        env=env, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail((tmp_path / "gunicorn.log").read_text(), pytrace=False)
-                time.sleep(0.1)
-        yield port
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
-
-
-def sse(response: http.client.HTTPResponse) -> Iterator[dict[str, Any]]:
-    """The JSON-RPC messages of an event stream, as they arrive."""
-    data = None
-    while line := response.readline():
-        line = line.rstrip(b"\r\n")
-        if line.startswith(b"data: "):
-            data = line[len(b"data: ") :]
-        elif not line and data is not None:
-            yield json.loads(data)
-            data = None
-
-
-SSE_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    with servers.gunicorn(
+        tmp_path, "gunicorn", "--workers", "1", "--worker-class", "gthread", "--threads", "4",
+        "--timeout", "30", HOST_SPECS=str(specs), HOST_HANDLERS=str(handlers),
+        HOST_DATA_DIR=str(tmp_path / "data"), HOST_SECRET="progress-test-secret",
+    ) as server:  # fmt: skip
+        yield server.port
 
 
 def test_under_gunicorn_the_first_report_arrives_while_the_handler_waits(
@@ -583,14 +490,12 @@ def test_under_gunicorn_the_first_report_arrives_while_the_handler_waits(
         "_meta": {**MODERN_META, "progressToken": "g"},
     }
     headers = {
-        **SSE_HEADERS,
         "MCP-Protocol-Version": "2026-07-28",
         "Mcp-Method": "tools/call",
         "Mcp-Name": "crunch",
     }
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
-    conn.request("POST", "/mcp", json.dumps(body), headers)
-    response = conn.getresponse()
+    response = send(conn, body, **headers)
     assert response.status == 200
     assert response.getheader("Content-Type") == "text/event-stream"
     messages = sse(response)
@@ -615,16 +520,14 @@ def test_under_gunicorn_a_legacy_session_gets_reports_as_they_come(
         "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {}},
     }
-    conn.request("POST", "/mcp", json.dumps(init), SSE_HEADERS)
-    opened = conn.getresponse()
+    opened = send(conn, init)
     session = opened.getheader("Mcp-Session-Id")
     opened.read()
     assert session
-    headers = {**SSE_HEADERS, "Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-06-18"}
+    headers = {"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-06-18"}
     params = {"name": "crunch", "arguments": {"gate": str(gate)}, "_meta": {"progressToken": 5}}
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
-    conn.request("POST", "/mcp", json.dumps(body), headers)
-    response = conn.getresponse()
+    response = send(conn, body, **headers)
     assert response.getheader("Content-Type") == "text/event-stream"
     messages = sse(response)
     assert next(messages)["params"] == steps(5)[0]

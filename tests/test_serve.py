@@ -10,150 +10,19 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
-import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from servers import Server, call, connections_on_two_workers, host_serve
 
 from host.web.serve import ServeOptions, ensure_secret, gunicorn_argv, worker_env
 
 ROOT = Path(__file__).resolve().parent.parent
-VERSION = "2026-07-28"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Server:
-    """A running ``host serve`` and its log."""
-
-    def __init__(self, port: int, log: Path) -> None:
-        self.port = port
-        self.log = log
-
-    def connect(self) -> http.client.HTTPConnection:
-        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=15)
-
-    def calls(self) -> list[dict[str, Any]]:
-        """Every ``tool_call`` log line written so far."""
-        lines = []
-        for raw in self.log.read_text().splitlines():
-            if raw.startswith("{"):
-                line = json.loads(raw)
-                if line.get("event") == "tool_call":
-                    lines.append(line)
-        return lines
-
-
-@contextmanager
-def serving(tmp_path: Path, name: str, *args: str, **env: str) -> Iterator[Server]:
-    port = _free_port()
-    log = tmp_path / f"{name}.log"
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("HOST_", "HELPDESK_"))}
-    environ.update(HOST_DATA_DIR=str(tmp_path / name), **env)
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "host", "serve", "--specs", str(ROOT / "specs"),
-             "--bind", f"127.0.0.1:{port}", *args],
-            env=environ, cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2):
-                        break
-                except OSError:
-                    pass
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"host serve did not start:\n{log.read_text()}", pytrace=False)
-                time.sleep(0.1)
-            yield Server(port, log)
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-
-
-def call(
-    conn: http.client.HTTPConnection, name: str, arguments: dict[str, Any], **extra: Any
-) -> dict[str, Any]:
-    """One modern tools/call on a kept-alive connection; the JSON-RPC result."""
-    params = {
-        "name": name,
-        "arguments": arguments,
-        **extra,
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": VERSION,
-            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
-        },
-    }
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
-    conn.request(
-        "POST",
-        "/mcp",
-        body,
-        {
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-            "MCP-Protocol-Version": VERSION,
-            "Mcp-Method": "tools/call",
-            "Mcp-Name": name,
-        },
-    )
-    response = conn.getresponse()
-    payload = json.loads(response.read())
-    assert "result" in payload, payload
-    result: dict[str, Any] = payload["result"]
-    return result
-
-
-def worker_of(server: Server, conn: http.client.HTTPConnection) -> int:
-    """The pid of the worker holding ``conn`` (a read-only call, then its log line)."""
-    before = len(server.calls())
-    call(conn, "list_outbox", {})
-    deadline = time.monotonic() + 5
-    while len(server.calls()) == before and time.monotonic() < deadline:
-        time.sleep(0.02)
-    pid: int = server.calls()[-1]["pid"]
-    return pid
-
-
-def connections_on_two_workers(
-    server: Server,
-) -> tuple[http.client.HTTPConnection, http.client.HTTPConnection]:
-    """Two kept-alive connections held by two different worker processes.
-
-    NOTE: an idle gunicorn may hand every new connection to the same worker. Pausing the worker
-    that holds the first connection (SIGSTOP) while the second one is opened and used leaves the
-    accept to the other worker, every time.
-    """
-    first = server.connect()
-    home = worker_of(server, first)
-    other = server.connect()
-    os.kill(home, signal.SIGSTOP)
-    try:
-        elsewhere = worker_of(server, other)
-    finally:
-        os.kill(home, signal.SIGCONT)
-    assert elsewhere != home
-    return first, other
 
 
 def final_round(first: dict[str, Any], content: dict[str, Any]) -> dict[str, Any]:
@@ -172,7 +41,7 @@ def outbox(conn: http.client.HTTPConnection) -> list[str]:
 @pytest.fixture(scope="module")
 def two_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     tmp_path = tmp_path_factory.mktemp("serve")
-    with serving(tmp_path, "host", "--workers", "2", "--threads", "8") as server:
+    with host_serve(tmp_path, "host", "--workers", "2", "--threads", "8") as server:
         yield server
 
 
@@ -222,8 +91,8 @@ def test_two_instances_share_a_secret_and_a_redis_store(tmp_path: Path, redis_ur
         "HELPDESK_DB": str(tmp_path / "helpdesk.db"),
     }
     with (
-        serving(tmp_path, "one", "--workers", "1", **shared) as one,
-        serving(tmp_path, "two", "--workers", "1", **shared) as two,
+        host_serve(tmp_path, "one", "--workers", "1", **shared) as one,
+        host_serve(tmp_path, "two", "--workers", "1", **shared) as two,
     ):
         first = call(one.connect(), "delete_ticket", {"id": "T-3"})
         assert first["resultType"] == "input_required"
