@@ -55,6 +55,7 @@ class Settings:
         data_dir: Where the host keeps its files.
         allowed_origins: Allowed ``Origin`` values; empty means local origins only.
         max_body: Largest accepted request body, in bytes.
+        log_level: The least severe log lines written (``INFO`` logs one line per tool call).
         answer_timeout_s: How long a legacy client's question waits for its answer.
         session_ttl_s: How long a legacy session id stays valid.
     """
@@ -67,6 +68,7 @@ class Settings:
     data_dir: Path = Path(".host")
     allowed_origins: tuple[str, ...] = ()
     max_body: int = DEFAULT_MAX_BODY
+    log_level: str = "INFO"
     answer_timeout_s: float = 300.0
     session_ttl_s: float = 86_400.0
 
@@ -108,6 +110,7 @@ class Settings:
             data_dir=Path(text("HOST_DATA_DIR") or ".host"),
             allowed_origins=_split(env.get("HOST_ALLOWED_ORIGINS", "")),
             max_body=int(_positive(env, "HOST_MAX_BODY", DEFAULT_MAX_BODY, integer=True)),
+            log_level=_level(text("HOST_LOG_LEVEL") or cls.log_level),
             answer_timeout_s=_positive(env, "HOST_ANSWER_TIMEOUT", cls.answer_timeout_s),
             session_ttl_s=_positive(env, "HOST_SESSION_TTL", cls.session_ttl_s),
         )
@@ -117,6 +120,15 @@ class Settings:
         return LegacyOptions(
             answer_timeout_s=self.answer_timeout_s, session_ttl_s=self.session_ttl_s
         )
+
+
+_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def _level(value: str) -> str:
+    if value.upper() not in _LEVELS:
+        raise SettingsError(f"HOST_LOG_LEVEL must be one of {', '.join(_LEVELS)}, got {value!r}")
+    return value.upper()
 
 
 def _split(value: str) -> tuple[str, ...]:

@@ -194,6 +194,6 @@ def main(specs: Path | None = None, handlers: Path | None = None) -> int:
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    configure_logging(stream=sys.stderr)
+    configure_logging(Settings.from_env().log_level, stream=sys.stderr)
     endpoint = open_endpoint(specs, handlers)
     return StdioServer(endpoint, sys.stdin.buffer, out).serve()

@@ -87,3 +87,10 @@ def test_bad_values_name_the_variable(name: str, value: str) -> None:
 )
 def test_origin_rules(origin: str | None, allowed: tuple[str, ...], expected: bool) -> None:
     assert origin_allowed(origin, allowed) is expected
+
+
+def test_log_level() -> None:
+    assert Settings.from_env({}).log_level == "INFO"
+    assert Settings.from_env({"HOST_LOG_LEVEL": "warning"}).log_level == "WARNING"
+    with pytest.raises(SettingsError, match="HOST_LOG_LEVEL must be one of DEBUG, INFO"):
+        Settings.from_env({"HOST_LOG_LEVEL": "loud"})

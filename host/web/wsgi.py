@@ -15,6 +15,7 @@ import falcon
 
 from host.errors import HostError, SpecError
 from host.logs import configure_logging
+from host.settings import Settings
 from host.web.app import create_app
 
 __all__ = ["app"]
@@ -25,7 +26,9 @@ _BOOT_ERROR = 3
 
 def _load() -> falcon.App[falcon.Request, falcon.Response]:
     try:
-        return create_app()
+        settings = Settings.from_env()
+        configure_logging(settings.log_level)
+        return create_app(settings=settings)
     except SpecError as exc:
         from host.spec.report import format_diagnostics
 
@@ -36,5 +39,5 @@ def _load() -> falcon.App[falcon.Request, falcon.Response]:
     raise SystemExit(_BOOT_ERROR)
 
 
-configure_logging()
+configure_logging()  # until the settings are read, so their own errors are logged too
 app = _load()
