@@ -25,7 +25,7 @@ from test_modern_support import Mcp, app_client, write_project
 
 from host.machine import CallContext
 from host.protocol import streams
-from host.protocol.streams import Progress, accepts_stream, progress_token
+from host.protocol.streams import Notifier, accepts_stream, progress_token
 from host.spec import load_project
 
 SERVER = """\
@@ -219,9 +219,9 @@ def test_ctx_progress_checks_its_arguments_and_without_a_sink_does_nothing() -> 
 
 
 def test_reports_must_increase(caplog: pytest.LogCaptureFixture) -> None:
-    progress = Progress("t", "tool")
+    progress = Notifier("t", "tool")
 
-    def call(report: Progress) -> str:
+    def call(report: Notifier) -> str:
         for value in (1, 3, 2, 3, 4.5):
             report(value, None, None)
         return "end"
@@ -296,7 +296,7 @@ def test_without_a_token_or_an_event_stream_the_reply_is_plain_json(
     def refuse(*args: Any) -> Any:
         raise AssertionError("a call without a progress token ran on a helper thread")
 
-    monkeypatch.setattr(streams.Progress, "start", refuse)
+    monkeypatch.setattr(streams.Notifier, "start", refuse)
     assert json_body(modern_call(app, "crunch", token=None)) == without
 
 

@@ -39,7 +39,6 @@ __all__ = [
     "Event",
     "EventStream",
     "Notifier",
-    "Progress",
     "ProgressToken",
     "Running",
     "accepts_stream",
@@ -187,10 +186,6 @@ class Notifier:
         )
         thread.start()
         return running
-
-
-#: The name this class had when it carried progress only.
-Progress = Notifier
 
 
 class Running(Generic[T]):
