@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from servers import Server, call, connections_on_two_workers, host_serve
+from servers import Server, call, clean_env, connections_on_two_workers, host_serve
 
 from host.web.serve import ServeOptions, ensure_secret, gunicorn_argv, worker_env
 
@@ -156,3 +156,14 @@ def test_host_call_drives_a_running_host(two_workers: Server, tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"id": "T-4", "assigned": True, "agent": "Priya"}
     assert "Who should take T-4" in done.stderr
+
+
+def test_serve_refuses_bad_settings_with_one_clear_line(tmp_path: Path) -> None:
+    env = clean_env(HOST_DATA_DIR=str(tmp_path / "data"), HOST_STORE="mysql://db/host")
+    proc = subprocess.run(
+        [sys.executable, "-m", "host", "serve", "--specs", str(ROOT / "specs")],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert "host: not serving: store URL 'mysql://db/host'" in proc.stderr
+    assert "gunicorn" not in proc.stderr.lower() and "Traceback" not in proc.stderr

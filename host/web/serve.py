@@ -15,10 +15,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from host.errors import HostError
+from host.settings import Settings
 from host.spec.check import check_project
 from host.spec.report import format_diagnostics
+from host.store import open_store
 
-__all__ = ["ServeOptions", "ensure_secret", "gunicorn_argv", "serve", "worker_env"]
+__all__ = [
+    "ServeOptions",
+    "ensure_secret",
+    "gunicorn_argv",
+    "serve",
+    "settings_problem",
+    "worker_env",
+]
 
 log = logging.getLogger("host.serve")
 
@@ -80,6 +90,16 @@ def worker_env(options: ServeOptions, environ: Mapping[str, str]) -> dict[str, s
     return env
 
 
+def settings_problem(env: Mapping[str, str]) -> str | None:
+    """What makes the workers' settings unusable (a bad value, an unreachable store), or None."""
+    try:
+        store = open_store(Settings.from_env(env).store)
+    except HostError as exc:
+        return exc.message
+    store.close()
+    return None
+
+
 def gunicorn_argv(options: ServeOptions) -> list[str]:
     """The gunicorn command line for ``options``."""
     argv = [
@@ -106,7 +126,8 @@ def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
     """Check the specs and replace this process with gunicorn.
 
     Returns:
-        1 when the specs have errors (after printing them as ``host validate`` does); with
+        1 when the specs have errors (after printing them as ``host validate`` does) or the
+        settings cannot be served (a bad ``HOST_*`` value, a store that cannot be opened); with
         ``exec_=False``, the command line instead of running it (for tests and ``--dry-run``).
     """
     handlers = options.handlers or options.specs.resolve().parent / "handlers"
@@ -121,6 +142,12 @@ def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
     if not exec_:
         return argv
     env = worker_env(options, os.environ)
+    problem = settings_problem(env)
+    if problem is not None:
+        # NOTE: checked once here, so a bad setting is one clear line, not every worker failing
+        # to boot and gunicorn's shutdown noise around it.
+        print(f"host: not serving: {problem}", file=sys.stderr)
+        return 1
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(sys.executable, argv, env)
