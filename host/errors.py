@@ -10,8 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AnswerMismatch",
+    "ContentError",
+    "HandlerImportError",
     "HostError",
     "ProtocolError",
+    "SettingsError",
     "SpecError",
     "StoreError",
     "ToolError",
@@ -77,3 +81,53 @@ class ProtocolError(HostError):
 
 class StoreError(HostError):
     """The shared store could not be reached or answered something unexpected."""
+
+
+class SettingsError(HostError):
+    """A deployment setting holds a value the host cannot use.
+
+    Args:
+        message: What is wrong and how to fix it.
+        variable: The environment variable (``HOST_...``) at fault, when there is one.
+    """
+
+    def __init__(self, message: str, variable: str | None = None) -> None:
+        super().__init__(message)
+        self.variable = variable
+
+
+class HandlerImportError(HostError):
+    """A handler could not be imported or found, or has a parameter the host cannot fill.
+
+    Args:
+        message: What went wrong, naming the handler.
+        call: The ``module:function`` reference, when known.
+    """
+
+    def __init__(self, message: str, call: str | None = None) -> None:
+        super().__init__(message)
+        self.call = call
+
+
+class AnswerMismatch(HostError):
+    """An accepted answer does not match the form it answers.
+
+    Args:
+        key: The question's key.
+        errors: One ``{"field": ..., "message": ...}`` per problem.
+    """
+
+    MESSAGE = "The elicitation answer does not match the requested schema"
+
+    def __init__(self, key: str, errors: list[dict[str, str]]) -> None:
+        super().__init__(self.MESSAGE)
+        self.key = key
+        self.errors = errors
+
+
+class ContentError(HostError):
+    """A ``returns: content`` act returned something that is not a list of MCP content blocks.
+
+    The message names the first problem (``content[2] (image): data is not base64``) without
+    echoing the data.
+    """

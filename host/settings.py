@@ -8,9 +8,12 @@ Variable               Meaning (default)
 =====================  ==========================================================================
 HOST_SPECS             The spec directory (``specs``).
 HOST_HANDLERS          The handlers directory (``handlers`` beside the spec directory).
-HOST_SECRET            Keys that sign ``requestState``, comma-separated, newest first: the first
-                       signs, all verify. Every worker and instance must share them. Unset: one
-                       random key per process (retries that reach another worker then fail).
+HOST_SECRET            Keys that sign ``requestState`` and legacy session ids, comma-separated,
+                       newest first: the first signs, all verify (to rotate, put the new key
+                       first, and drop the old one a state lifetime later). Each key is at
+                       least 32 characters and holds no comma. Every worker and instance must
+                       share them. Unset: a key generated once in the data directory, shared
+                       by the processes of this machine only.
 HOST_STATE_TTL         Seconds a ``requestState`` stays valid (600).
 HOST_STORE             ``sqlite:///path`` or ``redis://...`` (an SQLite file in the data directory).
 HOST_DATA_DIR          Where the host keeps files (``.host``).
@@ -29,17 +32,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from host.errors import HostError
+from host.errors import SettingsError
 from host.protocol.sessions import LegacyOptions
+from host.spec.paths import default_handlers_dir
 
 __all__ = ["Settings", "SettingsError"]
 
 DEFAULT_TTL_S = 600.0
 DEFAULT_MAX_BODY = 1024 * 1024
-
-
-class SettingsError(HostError):
-    """An environment variable holds a value the host cannot use; the message names it."""
+#: The shortest signing key accepted: 32 characters of ``secrets.token_urlsafe`` are 192 bits.
+MIN_SECRET = 32
 
 
 @dataclass(frozen=True)
@@ -72,12 +74,23 @@ class Settings:
     answer_timeout_s: float = 300.0
     session_ttl_s: float = 86_400.0
 
+    def __post_init__(self) -> None:
+        short = [i for i, key in enumerate(self.secrets, 1) if len(key) < MIN_SECRET]
+        if short:
+            which = ", ".join(f"key {i} has {len(self.secrets[i - 1])}" for i in short)
+            raise SettingsError(
+                f"HOST_SECRET: every key must be at least {MIN_SECRET} characters ({which}). "
+                "Keys are comma-separated, newest first; make one with: python3 -c "
+                "'import secrets; print(secrets.token_urlsafe(32))'",
+                "HOST_SECRET",
+            )
+
     @property
     def handlers_path(self) -> Path:
         """The handlers directory, with its default applied."""
         if self.handlers_dir is not None:
             return self.handlers_dir
-        return self.specs_dir.parent / "handlers"
+        return default_handlers_dir(self.specs_dir)
 
     @property
     def store(self) -> str:
@@ -127,7 +140,9 @@ _LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 def _level(value: str) -> str:
     if value.upper() not in _LEVELS:
-        raise SettingsError(f"HOST_LOG_LEVEL must be one of {', '.join(_LEVELS)}, got {value!r}")
+        raise SettingsError(
+            f"HOST_LOG_LEVEL must be one of {', '.join(_LEVELS)}, got {value!r}", "HOST_LOG_LEVEL"
+        )
     return value.upper()
 
 
@@ -145,5 +160,5 @@ def _positive(env: Mapping[str, str], name: str, default: float, *, integer: boo
         value = -1
     if not (math.isfinite(value) and value > 0):
         kind = "a positive whole number of bytes" if integer else "a positive number of seconds"
-        raise SettingsError(f"{name} must be {kind}, got {raw!r}")
+        raise SettingsError(f"{name} must be {kind}, got {raw!r}", name)
     return value

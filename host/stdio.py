@@ -16,10 +16,10 @@ logs, before its response (:mod:`host.protocol.streams`, :mod:`host.protocol.mes
 
 from __future__ import annotations
 
+import getpass
 import json
 import logging
 import os
-import secrets
 import sys
 import threading
 import time
@@ -28,13 +28,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
+from host.assembly import assemble
 from host.logs import configure_logging
-from host.machine import compile_project
-from host.protocol import Endpoint, EventStream, Reply, make_endpoint
-from host.protocol.modern import PROTOCOL_VERSION_KEY
+from host.protocol import Endpoint, EventStream, Reply, RequestContext
 from host.settings import Settings
-from host.spec import load_project
-from host.store import open_store
 
 __all__ = ["StdioServer", "main", "open_endpoint"]
 
@@ -42,7 +39,6 @@ log = logging.getLogger("host.stdio")
 
 #: How long, after stdin closes, calls still running may take to finish and answer.
 _DRAIN_S = 10.0
-_STREAMS = "application/json, text/event-stream"
 
 
 class StdioServer:
@@ -53,6 +49,10 @@ class StdioServer:
         reader: Where messages come from (the process's stdin).
         writer: Where messages go (the process's stdout), and nothing else.
         principal: Who the client is; a process launched by its user is that user.
+
+    NOTE: one connection, one client: the legacy session its ``initialize`` opened is carried
+    on every later message, as an HTTP client carries ``Mcp-Session-Id``; stdout carries a
+    call's notifications and questions as well as its response, as an event stream would.
     """
 
     def __init__(
@@ -81,36 +81,28 @@ class StdioServer:
         self._drain()
         if self.session is not None:
             # NOTE: the client is gone, and with it the session: end it like an HTTP DELETE.
-            self.endpoint.end_session(self._headers(), self.principal)
+            self.endpoint.end_session(
+                RequestContext(principal=self.principal, session=self.session)
+            )
         log.info("stdin closed", extra={"event": "stdio_stopped"})
         return 0
 
     def _dispatch(self, line: bytes) -> None:
+        request = RequestContext(principal=self.principal, session=self.session, streams=True)
         peek = _peek(line)
-        modern = isinstance(peek.get("params"), Mapping) and PROTOCOL_VERSION_KEY in (
-            peek["params"].get("_meta") or {}
-        )
-        headers = None if modern else self._headers()
         if peek.get("method") == "tools/call" and "id" in peek:
             # NOTE: a call may wait for the user's answer, which arrives on this same stdin.
             thread = threading.Thread(
-                target=self._answer, args=(line, headers), name="host-stdio-call", daemon=True
+                target=self._answer, args=(line, request), name="host-stdio-call", daemon=True
             )
             self._calls = [t for t in self._calls if t.is_alive()] + [thread]
             thread.start()
         else:
-            self._answer(line, headers)
+            self._answer(line, request)
 
-    def _headers(self) -> dict[str, str] | None:
-        if self.session is None:
-            return None
-        # NOTE: stdout carries a call's notifications as well as its response, as an HTTP
-        # client that accepts an event stream would get them.
-        return {"mcp-session-id": self.session, "accept": _STREAMS}
-
-    def _answer(self, line: bytes, headers: Mapping[str, str] | None) -> None:
+    def _answer(self, line: bytes, request: RequestContext) -> None:
         try:
-            reply = self.endpoint.handle(line, headers, self.principal)
+            reply = self.endpoint.handle(line, request)
         except Exception:  # pragma: no cover - the endpoint turns failures into errors
             log.exception("stdio message failed", extra={"event": "internal_error"})
             return
@@ -169,20 +161,7 @@ def open_endpoint(specs: Path | None = None, handlers: Path | None = None) -> En
         settings = replace(settings, specs_dir=specs)
     if handlers is not None:
         settings = replace(settings, handlers_dir=handlers)
-    project = load_project(settings.specs_dir, settings.handlers_path)
-    if settings.store_url is None:
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
-    # NOTE: one process serves the whole connection, so a key of its own is enough.
-    keys = settings.secrets or (secrets.token_urlsafe(32),)
-    return make_endpoint(
-        project.server,
-        compile_project(project),
-        open_store(settings.store),
-        keys=keys,
-        state_ttl_s=settings.state_ttl_s,
-        data_dir=settings.data_dir,
-        legacy=settings.legacy(),
-    )
+    return assemble(settings).endpoint
 
 
 def main(specs: Path | None = None, handlers: Path | None = None) -> int:
@@ -196,4 +175,13 @@ def main(specs: Path | None = None, handlers: Path | None = None) -> int:
     sys.stdout = sys.stderr
     configure_logging(Settings.from_env().log_level, stream=sys.stderr)
     endpoint = open_endpoint(specs, handlers)
-    return StdioServer(endpoint, sys.stdin.buffer, out).serve()
+    # NOTE: a process launched by its user speaks for that user (the spec's stdio identity).
+    return StdioServer(endpoint, sys.stdin.buffer, out, principal=_os_user()).serve()
+
+
+def _os_user() -> str:
+    """The operating-system user running the host: the stdio principal."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # NOTE: a container user with no name
+        return f"uid:{os.getuid()}"

@@ -24,7 +24,10 @@ from servers import run_stdio
 from test_legacy_support import Legacy
 from test_modern_support import Mcp, app_client, write_project
 
-from host.machine.content import ContentError, content_blocks, for_revision
+from host.errors import ContentError
+from host.machine.content import content_blocks
+from host.protocol import REVISIONS
+from host.protocol.adapt import blocks as for_revision_blocks
 from host.spec import load_project
 from host.spec.check import check_project
 from host.spec.model import Act, Project
@@ -273,7 +276,12 @@ def test_each_revision_gets_the_blocks_it_knows() -> None:
         "mimeType": "audio/wav",
         "_meta": {"k": 1},
     }
+
+    def for_revision(content: list[dict[str, Any]], version: str) -> list[dict[str, Any]]:
+        return for_revision_blocks(content, REVISIONS[version])
+
     blocks = [audio, LINK]
+    assert for_revision(blocks, "2026-07-28") is blocks
     assert for_revision(blocks, "2025-11-25") is blocks
     assert for_revision(blocks, "2025-06-18") == [
         audio,
@@ -286,13 +294,6 @@ def test_each_revision_gets_the_blocks_it_knows() -> None:
             "text": "Q3 report: file:///reports/q3.pdf (application/pdf)",
             "annotations": {"audience": ["user"]},
         },
-    ]
-    old = for_revision([audio], "2024-11-05")
-    assert old == [
-        {
-            "type": "text",
-            "text": "[audio (audio/wav) not shown: this MCP revision cannot carry audio]",
-        }
     ]
     resource: dict[str, Any] = {
         "type": "resource",

@@ -22,7 +22,7 @@ from test_legacy_support import Legacy
 from test_modern_support import Mcp, make_client, write_project
 
 from host.machine import compile_project
-from host.protocol import make_endpoint
+from host.protocol import RequestContext, make_endpoint
 from host.protocol.headers import decode_header_value, param_headers
 from host.spec import load_project
 from host.spec.check import check_project
@@ -326,7 +326,7 @@ def test_transports_without_headers_check_none(
     meta = Mcp(falcon.testing.TestClient(falcon.App())).meta()
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "query", "arguments": {"region": "eu"}, "_meta": meta}}  # fmt: skip
-    reply = endpoint.handle(json.dumps(body).encode(), None, "anonymous")
+    reply = endpoint.handle(json.dumps(body).encode(), RequestContext())
     assert reply.body is not None and reply.body["result"]["structuredContent"]["region"] == "eu"
 
 

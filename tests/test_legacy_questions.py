@@ -15,7 +15,7 @@ from test_legacy_support import Legacy, legacy_client, survey_project
 from test_modern_support import HELPDESK, NOT_CONFIRMED, emails, ticket
 
 from host.machine import compile_project
-from host.protocol import EventStream, LegacyOptions, make_endpoint
+from host.protocol import EventStream, LegacyOptions, RequestContext, make_endpoint
 from host.store import open_store
 
 FORMS = ["2025-11-25", "2025-06-18"]
@@ -233,9 +233,9 @@ def endpoint_for(tmp_path: Path, options: LegacyOptions) -> Any:
 def test_an_unanswered_question_times_out_with_a_clear_result(tmp_path: Path, db: Path) -> None:
     endpoint = endpoint_for(tmp_path, LegacyOptions(answer_timeout_s=0.6, keepalive_s=0.2))
     init = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}}}}'  # noqa: E501
-    session = endpoint.handle(init, {}, "anonymous").headers["Mcp-Session-Id"]
+    session = endpoint.handle(init, RequestContext.http({})).headers["Mcp-Session-Id"]
     call = b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"delete_ticket","arguments":{"id":"T-4"}}}'  # noqa: E501
-    reply = endpoint.handle(call, {"mcp-session-id": session}, "anonymous")
+    reply = endpoint.handle(call, RequestContext.http({"mcp-session-id": session}))
     assert isinstance(reply.stream, EventStream)
     events = list(reply.stream)
     assert events[0].startswith(b"event: message\ndata: ")

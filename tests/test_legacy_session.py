@@ -14,6 +14,7 @@ import pytest
 from test_legacy_support import FORM, NEWEST, Legacy, legacy_client, structured
 from test_modern_support import Mcp, make_client, use_tmp_data
 
+from host.protocol import REVISIONS
 from host.protocol.sessions import SessionSealer
 
 VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26"]
@@ -90,7 +91,7 @@ def test_unknown_or_forged_sessions_get_404(legacy: Legacy, forge: Any) -> None:
 
 
 def test_a_session_signed_with_another_key_is_refused(tmp_path: Path, legacy: Legacy) -> None:
-    other = legacy_client(tmp_path / "other", secrets=("another-key",))
+    other = legacy_client(tmp_path / "other", secrets=("another-key-0123456789abcdef0123456789",))
     other.initialize()
     legacy.session, legacy.version = other.session, other.version
     error_of(legacy.request("tools/list"), 404, -32600)
@@ -99,8 +100,10 @@ def test_a_session_signed_with_another_key_is_refused(tmp_path: Path, legacy: Le
 def test_session_ids_are_bound_to_the_caller_and_expire() -> None:
     now = [1000.0]
     sealer = SessionSealer(["k"], 60, clock=lambda: now[0])
-    session, token = sealer.start("2025-06-18", {"elicitation": {}}, {"name": "c"}, "alice")
-    assert session.forms and session.structured
+    session, token = sealer.start(
+        REVISIONS["2025-06-18"], {"elicitation": {}}, {"name": "c"}, "alice"
+    )
+    assert session.forms and session.revision.structured
     opened = sealer.open(token, "alice")
     assert opened == session
     assert sealer.open(token, "bob") is None
@@ -110,10 +113,14 @@ def test_session_ids_are_bound_to_the_caller_and_expire() -> None:
 
 def test_forms_need_a_revision_that_has_them() -> None:
     sealer = SessionSealer(["k"], 60)
-    assert not sealer.start("2025-03-26", FORM, None, "a")[0].forms
-    assert not sealer.start("2025-06-18", {"elicitation": {"url": {}}}, None, "a")[0].forms
-    assert not sealer.start("2025-11-25", {}, None, "a")[0].forms
-    assert sealer.start("2025-06-18", {"elicitation": {}}, None, "a")[0].forms
+
+    def forms(version: str, capabilities: dict[str, Any] | None) -> bool:
+        return sealer.start(REVISIONS[version], capabilities or {}, None, "a")[0].forms
+
+    assert not forms("2025-03-26", FORM)
+    assert not forms("2025-06-18", {"elicitation": {"url": {}}})
+    assert not forms("2025-11-25", {})
+    assert forms("2025-06-18", {"elicitation": {}})
 
 
 def test_version_header_rules(legacy: Legacy) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from host.machine import AnswerMismatch, CallContext, NeedInput, Outcome, compile_project
+from host.machine import AnswerMismatch, CallContext, NeedInput, Outcome, compile_project, given
 from host.machine.compile import compile_tool
 from host.spec.model import Act, Ask, Confirm, FormField, Project, Read, Server, Tool
 
@@ -61,7 +61,7 @@ def test_confirm_asks_then_acts_once_on_tick(handlers: Path) -> None:
         ),
         handlers,
     )
-    first = machine.run({"id": "T-1"}, {}, ctx())
+    first = machine.run({"id": "T-1"}, given({}), ctx())
     assert isinstance(first, NeedInput)
     (question,) = first.questions
     assert question.key == "close"
@@ -72,7 +72,7 @@ def test_confirm_asks_then_acts_once_on_tick(handlers: Path) -> None:
         "required": ["confirm"],
     }
     done = machine.run(
-        {"id": "T-1"}, {"close": {"action": "accept", "content": {"confirm": True}}}, ctx()
+        {"id": "T-1"}, given({"close": {"action": "accept", "content": {"confirm": True}}}), ctx()
     )
     assert isinstance(done, Outcome) and done.acted
     assert done.structured == {"id": "T-1", "agent": "nobody"}
@@ -88,7 +88,7 @@ def test_confirm_asks_then_acts_once_on_tick(handlers: Path) -> None:
 )
 def test_confirm_endings_never_act(handlers: Path, answer: dict[str, Any], text: str) -> None:
     machine = compile_tool(tool(Confirm("c", "Sure?"), Act("h:act")), handlers)
-    done = machine.run({"id": "X"}, {"c": answer}, ctx())
+    done = machine.run({"id": "X"}, given({"c": answer}), ctx())
     assert isinstance(done, Outcome) and not done.acted and not done.is_error
     assert text in done.content[0]["text"]
 
@@ -98,7 +98,7 @@ def test_declared_ending_keeps_types(handlers: Path) -> None:
         tool(Confirm("c", "Sure?", declined={"id": "{{ id }}", "closed": False}), Act("h:act")),
         handlers,
     )
-    done = machine.run({"id": "X"}, {"c": {"action": "decline"}}, ctx())
+    done = machine.run({"id": "X"}, given({"c": {"action": "decline"}}), ctx())
     assert isinstance(done, Outcome)
     assert done.structured == {"id": "X", "closed": False}
 
@@ -108,7 +108,7 @@ def test_missing_read_is_a_tool_error(handlers: Path) -> None:
         tool(Read("ticket", "h:lookup", missing="There's no ticket {{ id }}."), Act("h:act")),
         handlers,
     )
-    done = machine.run({"id": "T-9"}, {}, ctx())
+    done = machine.run({"id": "T-9"}, given({}), ctx())
     assert isinstance(done, Outcome) and done.is_error
     assert done.content == [{"type": "text", "text": "There's no ticket T-9."}]
 
@@ -125,12 +125,12 @@ def test_when_skips_question_and_answer_fills_input(handlers: Path) -> None:
         "required": ["id"],
     }
     machine = compile_tool(tool(ask, Act("h:act"), input=schema), handlers)
-    direct = machine.run({"id": "A", "agent": "Sam"}, {}, ctx())
+    direct = machine.run({"id": "A", "agent": "Sam"}, given({}), ctx())
     assert isinstance(direct, Outcome) and direct.structured == {"id": "A", "agent": "Sam"}
-    asked = machine.run({"id": "A"}, {}, ctx())
+    asked = machine.run({"id": "A"}, given({}), ctx())
     assert isinstance(asked, NeedInput) and asked.questions[0].key == "pick"
     done = machine.run(
-        {"id": "A"}, {"pick": {"action": "accept", "content": {"agent": "Nour"}}}, ctx()
+        {"id": "A"}, given({"pick": {"action": "accept", "content": {"agent": "Nour"}}}), ctx()
     )
     assert isinstance(done, Outcome) and done.structured == {"id": "A", "agent": "Nour"}
 
@@ -138,11 +138,13 @@ def test_when_skips_question_and_answer_fills_input(handlers: Path) -> None:
 def test_malformed_answer_raises_with_fields(handlers: Path) -> None:
     machine = compile_tool(tool(Confirm("c", "Sure?"), Act("h:act")), handlers)
     with pytest.raises(AnswerMismatch) as caught:
-        machine.run({"id": "X"}, {"c": {"action": "accept", "content": {"confirm": "yes"}}}, ctx())
+        machine.run(
+            {"id": "X"}, given({"c": {"action": "accept", "content": {"confirm": "yes"}}}), ctx()
+        )
     assert caught.value.key == "c"
     assert caught.value.errors[0]["field"] == "confirm"
     with pytest.raises(AnswerMismatch) as missing:
-        machine.run({"id": "X"}, {"c": {"action": "accept", "content": {}}}, ctx())
+        machine.run({"id": "X"}, given({"c": {"action": "accept", "content": {}}}), ctx())
     assert missing.value.errors[0]["field"] == "confirm"
 
 
@@ -151,18 +153,18 @@ def test_independent_questions_share_a_round_dependent_ones_wait(handlers: Path)
     second = Ask("second", "Two?", (FormField("note", {"type": "string"}),))
     third = Ask("third", "For {{ agent }}?", (FormField("ok", {"type": "boolean"}),))
     machine = compile_tool(tool(first, second, third, Act("h:act")), handlers)
-    round1 = machine.run({"id": "X"}, {}, ctx())
+    round1 = machine.run({"id": "X"}, given({}), ctx())
     assert isinstance(round1, NeedInput)
     assert [q.key for q in round1.questions] == ["first", "second"]
     answers = {
         "first": {"action": "accept", "content": {"agent": "Sam"}},
         "second": {"action": "accept", "content": {"note": "hi"}},
     }
-    round2 = machine.run({"id": "X"}, answers, ctx())
+    round2 = machine.run({"id": "X"}, given(answers), ctx())
     assert isinstance(round2, NeedInput)
     assert [(q.key, q.message) for q in round2.questions] == [("third", "For Sam?")]
     answers["third"] = {"action": "accept", "content": {"ok": True}}
-    done = machine.run({"id": "X"}, answers, ctx())
+    done = machine.run({"id": "X"}, given(answers), ctx())
     assert isinstance(done, Outcome) and done.structured == {"id": "X", "agent": "Sam"}
 
 
@@ -177,18 +179,20 @@ def test_options_from_a_read(handlers: Path) -> None:
         ),
     )
     machine = compile_tool(tool(Read("team", "h:agents"), ask, Act("h:act")), handlers)
-    asked = machine.run({"id": "X"}, {}, ctx())
+    asked = machine.run({"id": "X"}, given({}), ctx())
     assert isinstance(asked, NeedInput)
     assert asked.questions[0].schema["properties"]["agent"]["enum"] == ["Nour", "Sam"]
     with pytest.raises(AnswerMismatch):
-        machine.run({"id": "X"}, {"pick": {"action": "accept", "content": {"agent": "Eve"}}}, ctx())
+        machine.run(
+            {"id": "X"}, given({"pick": {"action": "accept", "content": {"agent": "Eve"}}}), ctx()
+        )
 
 
 def test_tool_error_and_incident(handlers: Path, caplog: pytest.LogCaptureFixture) -> None:
-    failing = compile_tool(tool(Act("h:fail")), handlers).run({"id": "Q"}, {}, ctx())
+    failing = compile_tool(tool(Act("h:fail")), handlers).run({"id": "Q"}, given({}), ctx())
     assert isinstance(failing, Outcome) and failing.is_error
     assert failing.content[0]["text"] == "cannot do Q"
-    crashed = compile_tool(tool(Act("h:crash")), handlers).run({"id": "Q"}, {}, ctx())
+    crashed = compile_tool(tool(Act("h:crash")), handlers).run({"id": "Q"}, given({}), ctx())
     assert isinstance(crashed, Outcome) and crashed.is_error and crashed.incident
     assert "secret detail" not in crashed.content[0]["text"]
     assert crashed.incident in crashed.content[0]["text"]
@@ -204,8 +208,8 @@ def test_once_guards_the_act(handlers: Path) -> None:
         return recorded[0]
 
     machine = compile_tool(tool(Act("h:act")), handlers)
-    a = machine.run({"id": "1"}, {}, ctx(once=once))
-    b = machine.run({"id": "1"}, {}, ctx(once=once))
+    a = machine.run({"id": "1"}, given({}), ctx(once=once))
+    b = machine.run({"id": "1"}, given({}), ctx(once=once))
     assert a is b
 
 
@@ -239,7 +243,7 @@ def test_an_act_result_that_breaks_the_output_schema_is_an_incident(
         steps=(Act("h:act"),),
         output=schema,
     )
-    outcome = compile_tool(broken, handlers).run({"id": "1"}, {}, ctx())
+    outcome = compile_tool(broken, handlers).run({"id": "1"}, given({}), ctx())
     assert isinstance(outcome, Outcome) and outcome.is_error and outcome.acted
     assert outcome.incident in outcome.content[0]["text"]
     assert "output schema at agent" in caplog.text
@@ -252,5 +256,5 @@ def test_an_act_result_that_breaks_the_output_schema_is_an_incident(
             output={"type": "object", "required": ["agent"]},
         ),
         handlers,
-    ).run({"id": "1"}, {}, ctx())
+    ).run({"id": "1"}, given({}), ctx())
     assert isinstance(fits, Outcome) and not fits.is_error

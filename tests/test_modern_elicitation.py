@@ -271,20 +271,6 @@ def test_unknown_response_keys_are_ignored(mcp: Mcp) -> None:
     assert result["structuredContent"] == {"id": "T-1", "closed": True}
 
 
-def test_answers_without_a_request_state_answer_the_first_round(mcp: Mcp) -> None:
-    # A client that knows the questions may answer them up front (the conformance suite's
-    # input-required-result-ignore-extra-params); the answer is checked like any other.
-    result = mcp.result(
-        mcp.call(
-            "close_ticket",
-            {"id": "T-1"},
-            responses={"close": {"action": "accept", "content": CONFIRM}},
-        )
-    )
-    assert result["resultType"] == "complete"
-    assert len(mcp.outbox()) == 1
-
-
 def test_a_retry_without_answers_asks_the_same_question_again(mcp: Mcp) -> None:
     first = mcp.result(mcp.call("close_ticket", {"id": "T-1"}))
     again = mcp.result(mcp.call("close_ticket", {"id": "T-1"}, state=first["requestState"]))
@@ -338,14 +324,3 @@ def test_a_missing_ticket_is_a_tool_error_the_model_can_read(mcp: Mcp) -> None:
     assert result["resultType"] == "complete"
     assert result["isError"] is True
     assert result["content"] == [{"type": "text", "text": "There's no ticket T-99."}]
-
-
-def test_answers_sent_on_a_first_round_are_checked_and_used(mcp: Mcp, db: Path) -> None:
-    """SEP-2322: a client may send inputResponses without requestState; extra keys are ignored."""
-    answers = {"pick": {"action": "accept", "content": {"agent": "Sam"}}, "other": {"x": 1}}
-    result = mcp.result(mcp.call("assign_ticket", {"id": "T-2"}, responses=answers))
-    assert result["resultType"] == "complete"
-    assert result["structuredContent"] == {"id": "T-2", "assigned": True, "agent": "Sam"}
-    bad = {"pick": {"action": "accept", "content": {"agent": 12345}}}
-    error = mcp.call("assign_ticket", {"id": "T-2"}, responses=bad)
-    assert error.json["error"]["code"] == -32602

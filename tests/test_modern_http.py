@@ -244,12 +244,16 @@ def test_content_type_must_be_json(mcp: Mcp) -> None:
 
 
 def test_is_modern_message_looks_at_meta_and_version_header() -> None:
+    from host.protocol import RequestContext
     from host.protocol.jsonrpc import Request
     from host.protocol.modern import is_modern_message
 
+    def headers(**sent: str) -> RequestContext:
+        return RequestContext.http({k.replace("_", "-"): v for k, v in sent.items()})
+
     modern = Request(1, "tools/list", {"_meta": {"io.modelcontextprotocol/protocolVersion": "x"}})
     legacy = Request(1, "initialize", {"protocolVersion": "2025-06-18"})
-    assert is_modern_message(modern, None)
-    assert not is_modern_message(legacy, None)
-    assert not is_modern_message(legacy, {"mcp-protocol-version": "2025-06-18"})
-    assert is_modern_message(legacy, {"mcp-protocol-version": VERSION})
+    assert is_modern_message(modern, RequestContext())
+    assert not is_modern_message(legacy, RequestContext())
+    assert not is_modern_message(legacy, headers(mcp_protocol_version="2025-06-18"))
+    assert is_modern_message(legacy, headers(mcp_protocol_version=VERSION))

@@ -22,12 +22,15 @@ def test_defaults() -> None:
     assert settings.max_body == 1024 * 1024
 
 
+NEW, OLD = "new-key-" + "n" * 24, "old-key-" + "o" * 24
+
+
 def test_every_variable() -> None:
     settings = Settings.from_env(
         {
             "HOST_SPECS": "/srv/desk/specs",
             "HOST_HANDLERS": "/srv/desk/code",
-            "HOST_SECRET": " new-key , old-key ,",
+            "HOST_SECRET": f" {NEW} , {OLD} ,",
             "HOST_STATE_TTL": "90",
             "HOST_STORE": "redis://127.0.0.1:6379/2",
             "HOST_DATA_DIR": "/var/lib/host",
@@ -37,7 +40,7 @@ def test_every_variable() -> None:
     )
     assert settings.specs_dir == Path("/srv/desk/specs")
     assert settings.handlers_path == Path("/srv/desk/code")
-    assert settings.secrets == ("new-key", "old-key")
+    assert settings.secrets == (NEW, OLD)
     assert settings.state_ttl_s == 90
     assert settings.store == "redis://127.0.0.1:6379/2"
     assert settings.allowed_origins == ("https://a.example", "https://b.example")
@@ -94,3 +97,13 @@ def test_log_level() -> None:
     assert Settings.from_env({"HOST_LOG_LEVEL": "warning"}).log_level == "WARNING"
     with pytest.raises(SettingsError, match="HOST_LOG_LEVEL must be one of DEBUG, INFO"):
         Settings.from_env({"HOST_LOG_LEVEL": "loud"})
+
+
+@pytest.mark.parametrize("value", ["x" * 10, "short-key", f"{NEW},tiny-key"])
+def test_a_secret_shorter_than_32_characters_is_refused(value: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        Settings.from_env({"HOST_SECRET": value})
+    assert caught.value.variable == "HOST_SECRET"
+    assert "at least 32 characters" in caught.value.message
+    assert "comma-separated" in caught.value.message
+    assert value.split(",")[-1] not in caught.value.message  # a secret is never echoed

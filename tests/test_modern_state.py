@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -70,7 +71,12 @@ def test_a_state_for_other_arguments_is_rejected(mcp: Mcp) -> None:
 def test_a_state_for_another_caller_is_rejected(mcp: Mcp, monkeypatch: pytest.MonkeyPatch) -> None:
     state = first_round(mcp)
     with monkeypatch.context() as patch:
-        patch.setattr(host.web.app, "principal", lambda req: "mallory")
+        real = host.web.app.request_context
+        patch.setattr(
+            host.web.app,
+            "request_context",
+            lambda req: dataclasses.replace(real(req), principal="mallory"),
+        )
         response = close_with(mcp, state)
     assert_invalid(mcp, response)
 
@@ -83,15 +89,18 @@ def test_an_expired_state_is_rejected(tmp_path: Path, db: Path) -> None:
 
 
 def test_a_state_from_a_server_with_another_key_is_rejected(tmp_path: Path, db: Path) -> None:
-    other = make_client(tmp_path, secrets=("someone-else",))
+    other = make_client(tmp_path, secrets=("someone-else-0123456789abcdef0123456789abcdef",))
     state = first_round(other)
     assert_invalid(make_client(tmp_path), close_with(make_client(tmp_path), state))
 
 
 def test_key_rotation(tmp_path: Path, db: Path) -> None:
-    old = make_client(tmp_path, secrets=("old",))
-    rotating = make_client(tmp_path, secrets=("new", "old"))
-    new = make_client(tmp_path, secrets=("new",))
+    old = make_client(tmp_path, secrets=("old-0123456789abcdef0123456789abcdef",))
+    rotating = make_client(
+        tmp_path,
+        secrets=("new-0123456789abcdef0123456789abcdef", "old-0123456789abcdef0123456789abcdef"),
+    )
+    new = make_client(tmp_path, secrets=("new-0123456789abcdef0123456789abcdef",))
 
     # A call started before the rotation finishes on a worker that has the new key first.
     state = first_round(old, ticket="T-1")

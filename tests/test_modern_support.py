@@ -85,7 +85,7 @@ def settings_for(tmp_path: Path, **changes: Any) -> Settings:
     values: dict[str, Any] = {
         "specs_dir": SPECS,
         "handlers_dir": HANDLERS,
-        "secrets": ("test-key-1",),
+        "secrets": ("test-key-1-0123456789abcdef0123456789",),
         "data_dir": tmp_path / "data",
     }
     values.update(changes)

@@ -50,14 +50,17 @@ def probe(tmp_path: Path, **extra: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_wsgi_without_a_secret_warns_loudly(tmp_path: Path) -> None:
+def test_wsgi_without_a_secret_shares_the_generated_one_and_says_so(tmp_path: Path) -> None:
     done = probe(tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["App", "ready"]
     warnings = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
-    (warning,) = [w for w in warnings if w.get("event") == "ephemeral_secret"]
+    (warning,) = [w for w in warnings if w.get("event") == "generated_secret"]
     assert warning["level"] == "warning"
-    assert "HOST_SECRET" in warning["message"] and "another worker" in warning["message"]
+    assert "HOST_SECRET" in warning["message"] and "every instance" in warning["message"]
+    secret = (tmp_path / "data" / "secret").read_text().strip()
+    assert len(secret) >= 32 and probe(tmp_path).returncode == 0
+    assert (tmp_path / "data" / "secret").read_text().strip() == secret  # kept, not re-minted
 
 
 def test_wsgi_reports_bad_settings_clearly(tmp_path: Path) -> None:
@@ -81,7 +84,7 @@ def test_wsgi_reports_spec_problems_with_their_position(tmp_path: Path) -> None:
 @pytest.fixture
 def gunicorn(tmp_path: Path) -> Iterator[str]:
     """``gunicorn host.web.wsgi:app`` on the help desk, two workers sharing a secret; its URL."""
-    env = settings_env(tmp_path, HOST_SECRET="shared-by-every-worker")
+    env = settings_env(tmp_path, HOST_SECRET="shared-by-every-worker-0123456789abcdef0123456789")
     with servers.gunicorn(
         tmp_path, "gunicorn", "--workers", "2", "--timeout", "30", **env
     ) as server:

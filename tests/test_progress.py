@@ -24,8 +24,8 @@ from test_legacy_support import Events, Legacy, json_body, post
 from test_modern_support import Mcp, app_client, write_project
 
 from host.machine import CallContext
-from host.protocol import streams
-from host.protocol.streams import Notifier, accepts_stream, progress_token
+from host.protocol import RequestContext, streams
+from host.protocol.streams import Notifier, progress_token
 from host.spec import load_project
 
 SERVER = """\
@@ -201,7 +201,7 @@ def test_ctx_progress_checks_its_arguments_and_without_a_sink_does_nothing() -> 
     ctx.progress(1)
     ctx.progress(2.5, total=10, message="half way")
     sent: list[tuple[Any, ...]] = []
-    ctx.report = lambda *args: sent.append(args)
+    ctx = CallContext(report=lambda *args: sent.append(args))
     ctx.progress(3, 10, "more")
     assert sent == [(3, 10, "more")]
     bad_calls: list[tuple[tuple[Any, ...], type[Exception]]] = [
@@ -258,7 +258,10 @@ def test_tokens_and_accept_headers() -> None:
     ]
     for params in not_tokens:
         assert progress_token(params) is None
-    assert accepts_stream(None)
+
+    def accepts_stream(headers: dict[str, str]) -> bool:
+        return RequestContext.http(headers).streams
+
     assert accepts_stream({"accept": "application/json, text/event-stream;q=0.9"})
     assert not accepts_stream({"accept": "application/json"})
     assert not accepts_stream({"accept": "*/*"})
@@ -474,7 +477,7 @@ def gunicorn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     with servers.gunicorn(
         tmp_path, "gunicorn", "--workers", "1", "--worker-class", "gthread", "--threads", "4",
         "--timeout", "30", HOST_SPECS=str(specs), HOST_HANDLERS=str(handlers),
-        HOST_DATA_DIR=str(tmp_path / "data"), HOST_SECRET="progress-test-secret",
+        HOST_DATA_DIR=str(tmp_path / "data"), HOST_SECRET="progress-test-secret-" + "0" * 24,
     ) as server:  # fmt: skip
         yield server.port
 

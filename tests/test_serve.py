@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 from servers import Server, call, clean_env, connections_on_two_workers, host_serve
 
-from host.web.serve import ServeOptions, ensure_secret, gunicorn_argv, worker_env
+from host.assembly import ensure_secret
+from host.web.serve import ServeOptions, gunicorn_argv, worker_env
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -85,7 +86,7 @@ def test_fifty_concurrent_final_rounds_act_once(two_workers: Server) -> None:
 
 def test_two_instances_share_a_secret_and_a_redis_store(tmp_path: Path, redis_url: str) -> None:
     shared = {
-        "HOST_SECRET": "one-secret-for-every-instance",
+        "HOST_SECRET": "one-secret-for-every-instance-0123456789abcdef0123456789",
         "HOST_STORE": redis_url,
         # Both instances act on one database, as two machines would on a shared one.
         "HELPDESK_DB": str(tmp_path / "helpdesk.db"),

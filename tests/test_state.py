@@ -9,22 +9,16 @@ import pytest
 from itsdangerous import Serializer, URLSafeSerializer
 
 from host.errors import ProtocolError
-from host.protocol.state import (
-    Binding,
-    CallState,
-    StateSealer,
-    _CompactJson,
-    canonical_json,
-    digest,
-)
+from host.protocol.answers import Accepted, Ledger
+from host.protocol.seal import _CompactJson
+from host.protocol.state import Binding, StateSealer, canonical_json, digest
 
 BINDING = Binding("anonymous", "close_ticket", {"id": "T-1"})
-STATE = CallState(
+STATE = Ledger(
     nonce="n0nce",
-    answers={"pick": {"action": "accept", "content": {"agent": "Priya"}}},
-    asked=("close",),
-    digests={"close": "qd"},
     round=3,
+    asked={"close": "qd"},
+    accepted={"pick": Accepted("pd", {"action": "accept", "content": {"agent": "Priya"}})},
 )
 
 
@@ -133,17 +127,27 @@ def test_a_signed_payload_of_the_wrong_shape_is_rejected() -> None:
     sealer = StateSealer(["k"], 600)
     serializer: Serializer[str] = Serializer(
         ["k"],
-        salt="host.requestState.v1",
+        salt="host.requestState.v2",
         serializer=_CompactJson,
         signer_kwargs={"digest_method": hashlib.sha256},
     )
     good = sealer.seal(STATE, BINDING)
     payload = serializer.loads(good)
-    for change in ({"v": 2}, {"a": ["not", "a", "mapping"]}, {"k": "close"}, {"x": "later"}):
+    ledger = payload["l"]
+    for change in (
+        {"l": {**ledger, "a": ["not", "a", "mapping"]}},
+        {"l": {**ledger, "k": "close"}},
+        {"l": {**ledger, "r": 0}},
+        {"l": {**ledger, "a": {"pick": ["pd"]}}},
+        {"l": "ledger"},
+        {"x": "later"},
+    ):
         token = serializer.dumps({**payload, **change})
         rejected(sealer, token)
-    missing = {k: v for k, v in payload.items() if k != "n"}
+    missing = {k: v for k, v in payload.items() if k != "l"}
     rejected(sealer, serializer.dumps(missing))
+    no_nonce = {**payload, "l": {k: v for k, v in ledger.items() if k != "n"}}
+    rejected(sealer, serializer.dumps(no_nonce))
     rejected(sealer, serializer.dumps(["a", "list"]))
 
 

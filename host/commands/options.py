@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any, Protocol
 
+from host.spec.paths import default_handlers_dir
+
 __all__ = ["Arguments", "add_handlers", "add_specs", "handlers_dir", "specs_dir"]
 
 
@@ -43,4 +45,4 @@ def handlers_dir(given: Path | None, specs: Path) -> Path:
     if given is not None:
         return given
     from_env = os.environ.get("HOST_HANDLERS")
-    return Path(from_env) if from_env else specs.resolve().parent / "handlers"
+    return Path(from_env) if from_env else default_handlers_dir(specs)

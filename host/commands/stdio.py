@@ -19,7 +19,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Add ``host stdio``'s arguments to its subparser."""
     parser.description = (
         "Serve the specs over stdin/stdout, one JSON-RPC message per line, for MCP clients that "
-        "launch their servers as processes (both 2026-07-28 and legacy sessions). Logs go to "
+        "launch their servers as processes (both modern requests and legacy sessions). Logs go to "
         "stderr. Settings not given here come from HOST_* environment variables."
     )
     add_specs(parser)

@@ -3,23 +3,28 @@
 Pure except for the act, which it enters only when every question is answered and accepted.
 """
 
+from host.errors import AnswerMismatch
 from host.machine.compile import compile_project
 from host.machine.run import Machine
 from host.machine.types import (
     Answer,
-    AnswerMismatch,
+    Answers,
     CallContext,
+    Ending,
     NeedInput,
     Once,
     Outcome,
     ProgressSink,
     Question,
+    given,
 )
 
 __all__ = [
     "Answer",
     "AnswerMismatch",
+    "Answers",
     "CallContext",
+    "Ending",
     "Machine",
     "NeedInput",
     "Once",
@@ -27,4 +32,5 @@ __all__ = [
     "ProgressSink",
     "Question",
     "compile_project",
+    "given",
 ]

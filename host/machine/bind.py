@@ -18,13 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from host.errors import HostError
+from host.errors import HandlerImportError
 
 __all__ = ["Handler", "HandlerImportError", "load_handler"]
-
-
-class HandlerImportError(HostError):
-    """A handler could not be imported or found, or has a parameter nothing can fill."""
 
 
 @dataclass(frozen=True)

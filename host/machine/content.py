@@ -1,18 +1,13 @@
-"""MCP content blocks from a ``returns: content`` act: checked, normalized, and sent per revision.
+"""MCP content blocks from a ``returns: content`` act: checked and normalized.
 
-A handler returns a list of blocks in their 2026-07-28 form; a plain string in the list is a text
+A handler returns a list of blocks in their modern form; a plain string in the list is a text
 block, and ``bytes`` for an image's or audio's ``data`` or a resource's ``blob`` are base64-encoded
 here, so handlers can hand over a file's bytes as they read them. Anything else that does not fit
 MCP's shapes (an unknown type or member, data that is not base64, a resource with neither ``text``
 nor ``blob``) raises :class:`ContentError` naming the block and the member, before anything is
 sent: the machine turns it into an internal failure with an incident id.
 
-Older revisions know fewer kinds of block; :func:`for_revision` rewrites the blocks for one:
-
-* before 2025-11-25, a ``resource_link`` has no ``icons``;
-* before 2025-06-18, no block has ``_meta``, annotations have no ``lastModified``, and a
-  ``resource_link`` (which did not exist) becomes a text block naming the link;
-* before 2025-03-26, an ``audio`` block (which did not exist) becomes a text block saying so.
+Blocks are in the modern form; :mod:`host.protocol.adapt` rewrites them for older revisions.
 """
 
 from __future__ import annotations
@@ -24,11 +19,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["BLOCK_TYPES", "ContentError", "content_blocks", "for_revision"]
+from host.errors import ContentError
 
-
-class ContentError(ValueError):
-    """A ``returns: content`` act returned something that is not a list of MCP content blocks."""
+__all__ = ["BLOCK_TYPES", "ContentError", "content_blocks"]
 
 
 _COMMON = frozenset({"type", "annotations", "_meta"})
@@ -222,51 +215,3 @@ def _kind(value: Any) -> str:
 def _show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
-
-
-def for_revision(blocks: list[dict[str, Any]], version: str) -> list[dict[str, Any]]:
-    """``blocks`` as a session of revision ``version`` can receive them (see the module doc)."""
-    if version >= "2025-11-25":
-        return blocks
-    return [_downgrade(block, version) for block in blocks]
-
-
-def _downgrade(block: dict[str, Any], version: str) -> dict[str, Any]:
-    kind = block.get("type")
-    if kind == "resource_link":
-        if version < "2025-06-18":
-            block = _link_as_text(block)
-        else:
-            block = {k: v for k, v in block.items() if k != "icons"}
-    elif kind == "audio" and version < "2025-03-26":
-        note = f"[audio ({block.get('mimeType')}) not shown: this MCP revision cannot carry audio]"
-        block = {"type": "text", "text": note, **_kept(block, ("annotations",))}
-    if version >= "2025-06-18":
-        return block
-    # NOTE: _meta on blocks and resource contents, and lastModified, arrived in 2025-06-18.
-    block = {k: v for k, v in block.items() if k != "_meta"}
-    resource = block.get("resource")
-    if isinstance(resource, Mapping) and "_meta" in resource:
-        block["resource"] = {k: v for k, v in resource.items() if k != "_meta"}
-    annotations = block.get("annotations")
-    if isinstance(annotations, Mapping) and "lastModified" in annotations:
-        kept = {k: v for k, v in annotations.items() if k != "lastModified"}
-        if kept:
-            block["annotations"] = kept
-        else:
-            del block["annotations"]
-    return block
-
-
-def _link_as_text(block: Mapping[str, Any]) -> dict[str, Any]:
-    label = block.get("title") or block.get("name")
-    text = f"{label}: {block.get('uri')}"
-    if block.get("mimeType"):
-        text += f" ({block['mimeType']})"
-    if block.get("description"):
-        text += f"\n{block['description']}"
-    return {"type": "text", "text": text, **_kept(block, ("annotations", "_meta"))}
-
-
-def _kept(block: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    return {k: block[k] for k in keys if k in block}

@@ -1,4 +1,4 @@
-"""Forms: a step's fields → an MCP ``requestedSchema``, answer checks, and schemas per revision.
+"""Forms: a step's fields → an MCP ``requestedSchema`` (modern form), and answer checks.
 
 A form is compiled once. Only a form whose options come from a template (``enum: "{{ ... }}"``) is
 rendered per call; its answer validator is then built from the rendered schema.
@@ -7,18 +7,17 @@ rendered per call; its answer validator is then built from the rendered schema.
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from host.machine.types import AnswerMismatch
+from host.errors import AnswerMismatch
 from host.spec.model import FormField
 from host.spec.templates import Renderer, compile_result, is_template
 
-__all__ = ["Form", "confirm_form", "downgrade", "upgrade_answer"]
+__all__ = ["Form", "confirm_form"]
 
 #: Keys the host adds to a field that MCP does not know; never sent to clients.
 _HOST_ONLY = ("optional",)
@@ -112,47 +111,3 @@ def confirm_form(label: str | None) -> tuple[FormField, ...]:
     """The form of a ``confirm`` step: one boolean field ``confirm``."""
     schema: dict[str, Any] = {"type": "boolean", "description": label or "Tick to confirm"}
     return (FormField("confirm", schema, True),)
-
-
-def downgrade(schema: Mapping[str, Any], revision: str) -> dict[str, Any]:
-    """The form as a client of ``revision`` understands it.
-
-    2025-06-18 and 2025-03-26 know no titled or multi-select enums and defaults only on
-    booleans: titled options become ``enum`` + ``enumNames``, multi-select becomes a
-    comma-separated string the host splits back (see :func:`upgrade_answer`).
-    """
-    if revision >= "2025-11-25":
-        return dict(schema)
-    properties: dict[str, Any] = {}
-    for name, prop in schema["properties"].items():
-        prop = dict(prop)
-        if "oneOf" in prop:
-            options = prop.pop("oneOf")
-            prop["enum"] = [o["const"] for o in options]
-            prop["enumNames"] = [o.get("title", o["const"]) for o in options]
-        if prop.get("type") == "array":
-            items = prop.pop("items", {})
-            choices = items.get("enum") or [o["const"] for o in items.get("anyOf", [])]
-            prop = {
-                "type": "string",
-                "description": (
-                    prop.get("description", "")
-                    + " (comma-separated: "
-                    + ", ".join(json.dumps(c) for c in choices)
-                    + ")"
-                ).strip(),
-            }
-        if prop.get("type") != "boolean":
-            prop.pop("default", None)
-        properties[name] = prop
-    return {**schema, "properties": properties}
-
-
-def upgrade_answer(schema: Mapping[str, Any], content: Mapping[str, Any]) -> dict[str, Any]:
-    """Turn a legacy answer back into the modern shape (multi-select strings split into lists)."""
-    upgraded = dict(content)
-    for name, prop in schema["properties"].items():
-        value = upgraded.get(name)
-        if prop.get("type") == "array" and isinstance(value, str):
-            upgraded[name] = [part.strip() for part in value.split(",") if part.strip()]
-    return upgraded

@@ -12,23 +12,21 @@ import logging
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from host.errors import ToolError
+from host.errors import AnswerMismatch, ContentError, ToolError
 from host.machine.bind import Handler
-from host.machine.content import ContentError, content_blocks
+from host.machine.content import content_blocks
 from host.machine.forms import Form
-from host.machine.types import Answer, AnswerMismatch, CallContext, NeedInput, Outcome, Question
+from host.machine.types import Answer, Answers, CallContext, Ending, NeedInput, Outcome, Question
 from host.spec.model import Returns
 from host.spec.templates import Renderer
 
-__all__ = ["Machine", "QuestionStep", "ReadStep"]
+__all__ = ["Ending", "Machine", "QuestionStep", "ReadStep"]
 
 log = logging.getLogger("host.machine")
-
-Ending = Literal["declined", "cancelled", "unticked"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +90,11 @@ class Machine:
         self.act = act
         self.returns = returns
         self.asks = any(isinstance(s, QuestionStep) for s in steps)
+        self._form_fields = {
+            s.name: frozenset(s.form.schema["properties"])
+            for s in steps
+            if isinstance(s, QuestionStep)
+        }
         self._validator = Draft202012Validator(input_schema)
         self._fields = tuple(input_schema.get("properties", {}))
         self._defaults = {
@@ -117,6 +120,10 @@ class Machine:
         """The MCP ``Tool`` object for tools/list (built once)."""
         return self._described
 
+    def form_fields(self, key: str) -> frozenset[str]:
+        """The fields the question ``key`` asks for (none when it asks nothing by that key)."""
+        return self._form_fields.get(key, frozenset())
+
     def check_arguments(self, arguments: Mapping[str, Any]) -> Outcome | None:
         """An ``isError`` outcome saying what to fix, or None when the arguments are valid."""
         errors = sorted(self._validator.iter_errors(dict(arguments)), key=lambda e: e.path)
@@ -133,21 +140,15 @@ class Machine:
         )
 
     def run(
-        self,
-        arguments: Mapping[str, Any],
-        answers: Mapping[str, Answer],
-        ctx: CallContext,
-        asked: Mapping[str, str] | None = None,
+        self, arguments: Mapping[str, Any], answers: Answers, ctx: CallContext
     ) -> NeedInput | Outcome:
         """Run one round.
 
         Args:
             arguments: The call's arguments, already checked with :meth:`check_arguments`.
-            answers: Every answer known so far (earlier rounds' and this round's), by key.
+            answers: The answers that count: each question, as it reads in this round, is
+                looked up there, and asked when it has none.
             ctx: The call context; ``ctx.once`` guards the act.
-            asked: The digest of each question as it was asked (:meth:`Question.digest`). An
-                answer whose question reads differently now (the data changed between rounds)
-                is not applied: the question is asked again. None trusts every answer.
 
         Raises:
             AnswerMismatch: an accepted answer does not fit its form.
@@ -155,7 +156,7 @@ class Machine:
         scope: dict[str, Any] = dict(self._defaults)
         scope.update((k, v) for k, v in arguments.items() if k in self._fields)
         try:
-            return self._run(scope, answers, ctx, asked)
+            return self._run(scope, answers, ctx)
         except AnswerMismatch:
             raise
         except ToolError as exc:
@@ -164,15 +165,10 @@ class Machine:
             return self._incident(ctx)
 
     def _run(
-        self,
-        scope: dict[str, Any],
-        answers: Mapping[str, Answer],
-        ctx: CallContext,
-        asked: Mapping[str, str] | None,
+        self, scope: dict[str, Any], answers: Answers, ctx: CallContext
     ) -> NeedInput | Outcome:
         blocked: set[str] = set()
         pending: list[Question] = []
-        reasked: list[str] = []
         for step in self.steps:
             if not step.deps.isdisjoint(blocked):
                 blocked |= {step.name} if isinstance(step, ReadStep) else step.outputs
@@ -185,24 +181,17 @@ class Machine:
                 continue
             if step.when is not None and not step.when(scope):
                 continue
-            schema = step.form.render(scope)
-            answer = answers.get(step.name)
-            question = None
-            if answer is not None and asked is not None:
-                question = Question(step.name, str(step.message(scope)), schema)
-                if asked.get(step.name) != question.digest():
-                    answer = None
-                    reasked.append(step.name)
+            question = Question(step.name, str(step.message(scope)), step.form.render(scope))
+            answer = answers.answer_for(question)
             if answer is None:
-                question = question or Question(step.name, str(step.message(scope)), schema)
                 pending.append(question)
                 blocked |= step.outputs
                 continue
-            ending = self._apply(step, schema, answer, scope)
+            ending = self._apply(step, question.schema, answer, scope)
             if ending is not None:
-                return Outcome.from_value(step.endings[ending](scope))
+                return replace(Outcome.from_value(step.endings[ending](scope)), ending=ending)
         if pending:
-            return NeedInput(tuple(pending), tuple(reasked))
+            return NeedInput(tuple(pending))
         return ctx.once(lambda: self._act(scope, ctx))
 
     @staticmethod

@@ -1,8 +1,8 @@
 """What a machine returns and what it is given: the contract between machine and protocol.
 
 The protocol layer sees tools only through these types and :class:`host.machine.run.Machine`.
-Schemas here are plain JSON-ready dicts in their 2026-07-28 form; downgrading them for older
-revisions is the protocol's job (see :mod:`host.machine.forms`).
+Schemas here are plain JSON-ready dicts in the modern revision's form; downgrading them for older
+revisions is the protocol's job (see :mod:`host.protocol.adapt`).
 """
 
 from __future__ import annotations
@@ -15,25 +15,27 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
-
-from host.errors import HostError
-from host.machine.content import for_revision
+from typing import Any, Literal, Protocol
 
 __all__ = [
     "Answer",
-    "AnswerMismatch",
+    "Answers",
     "CallContext",
+    "Ending",
     "NeedInput",
     "Once",
     "Outcome",
     "ProgressSink",
     "Question",
+    "act_directly",
+    "given",
 ]
 
-Action = Literal["accept", "decline", "cancel"]
 Answer = Mapping[str, Any]
 """One answer as the client sent it: ``{"action": ..., "content": {...}}``."""
+
+Ending = Literal["declined", "cancelled", "unticked"]
+"""How a call ends when the user does not agree: a question declined, dismissed, or unticked."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class Question:
     Attributes:
         key: The ``inputRequests`` key: the name of the step that asks it.
         message: The rendered message.
-        schema: The rendered ``requestedSchema`` (2026-07-28 form).
+        schema: The rendered ``requestedSchema`` (modern form).
     """
 
     key: str
@@ -61,16 +63,36 @@ class Question:
         return base64.urlsafe_b64encode(raw).decode("ascii")
 
 
-@dataclass(frozen=True)
-class NeedInput:
-    """The machine stopped at questions that need the user's answers before it can go on.
+class Answers(Protocol):
+    """Where the machine finds the user's answers: only answers to the question as it reads now.
 
-    Attributes:
-        reasked: Keys whose answers were dropped because the question changed since it was asked.
+    The protocol layer's ledger (:mod:`host.protocol.answers`) is the one implementation that
+    serves calls: it returns an answer only for a question this call asked, with this digest.
     """
 
+    def answer_for(self, question: Question) -> Answer | None:
+        """The answer to ``question`` exactly as it is asked now, or None to ask it."""
+        ...
+
+
+@dataclass(frozen=True)
+class _Given:
+    answers: Mapping[str, Answer]
+
+    def answer_for(self, question: Question) -> Answer | None:
+        return self.answers.get(question.key)
+
+
+def given(answers: Mapping[str, Answer]) -> Answers:
+    """Answers by question key, trusted whatever the question says: for tests and dry runs."""
+    return _Given(answers)
+
+
+@dataclass(frozen=True)
+class NeedInput:
+    """The machine stopped at questions that need the user's answers before it can go on."""
+
     questions: tuple[Question, ...]
-    reasked: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,6 +106,7 @@ class Outcome:
         acted: True when this is the act's result (run now, or recorded and replayed).
         replayed: True when the act ran in an earlier request and this is its record.
         incident: The incident id of an internal failure, also in the log.
+        ending: How the user ended the call without the act, when they did.
     """
 
     content: list[dict[str, Any]]
@@ -92,6 +115,7 @@ class Outcome:
     acted: bool = False
     incident: str | None = None
     replayed: bool = False
+    ending: Ending | None = None
 
     @classmethod
     def from_value(cls, value: Any, *, acted: bool = False) -> Outcome:
@@ -109,17 +133,10 @@ class Outcome:
         """A tool error result the model can read and act on."""
         return cls(content=[{"type": "text", "text": text}], is_error=True, incident=incident)
 
-    def to_result(self, *, structured: bool = True, version: str | None = None) -> dict[str, Any]:
-        """The ``CallToolResult`` members.
-
-        Args:
-            structured: False for revisions before 2025-06-18 (no ``structuredContent``).
-            version: A legacy revision: content blocks it does not know are rewritten
-                (:func:`host.machine.content.for_revision`). None sends them as they are.
-        """
-        content = self.content if version is None else for_revision(self.content, version)
-        result: dict[str, Any] = {"content": content}
-        if structured and self.structured is not None:
+    def to_result(self) -> dict[str, Any]:
+        """The ``CallToolResult`` members (modern; :mod:`host.protocol.adapt` for others)."""
+        result: dict[str, Any] = {"content": self.content}
+        if self.structured is not None:
             result["structuredContent"] = self.structured
         if self.is_error:
             result["isError"] = True
@@ -145,16 +162,22 @@ Once = Callable[[Callable[[], Outcome]], Outcome]
 """Runs the act at most once for this call, across workers, returning the recorded outcome."""
 
 
-def _run_directly(act: Callable[[], Outcome]) -> Outcome:
+def act_directly(act: Callable[[], Outcome]) -> Outcome:
+    """The guard of an act that no retry can repeat (a first round's): it just runs it."""
     return act()
 
 
-@dataclass
+@dataclass(frozen=True)
 class CallContext:
     """What a handler's ``ctx`` parameter receives, and what the host needs to run one call.
 
+    Built whole by the protocol layer for each round; frozen, so a handler cannot change what
+    the host relies on (its guard, its principal).
+
     Attributes:
         principal: Who is calling (the authenticated identity, or ``anonymous``).
+        scopes: The scopes the caller's credentials hold (empty without authentication).
+        claims: The caller's verified token claims (empty without a token).
         tool: The tool's name.
         data_dir: The host's data directory, for handlers that keep files.
         log: A logger for the handler.
@@ -165,11 +188,13 @@ class CallContext:
     """
 
     principal: str = "anonymous"
+    scopes: frozenset[str] = frozenset()
+    claims: Mapping[str, Any] = field(default_factory=dict)
     tool: str = ""
     data_dir: Path = field(default_factory=lambda: Path(".host"))
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("host.handler"))
     round: int = 1
-    once: Once = _run_directly
+    once: Once = act_directly
     report: ProgressSink | None = None
 
     def progress(
@@ -205,19 +230,3 @@ def _number(name: str, value: Any) -> None:
         raise TypeError(f"ctx.progress: {name} must be a number, not {type(value).__name__}")
     if not math.isfinite(value):
         raise ValueError(f"ctx.progress: {name} must be a finite number, not {value!r}")
-
-
-class AnswerMismatch(HostError):
-    """An accepted answer does not match the form it answers.
-
-    Args:
-        key: The question's key.
-        errors: One ``{"field": ..., "message": ...}`` per problem.
-    """
-
-    MESSAGE = "The elicitation answer does not match the requested schema"
-
-    def __init__(self, key: str, errors: list[dict[str, str]]) -> None:
-        super().__init__(self.MESSAGE)
-        self.key = key
-        self.errors = errors

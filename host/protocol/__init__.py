@@ -1,8 +1,13 @@
 """The protocol layer: JSON-RPC framing, MCP revisions, and the tool-call core they share.
 
 Knows tools only as compiled machines and nothing of YAML or HTTP: a transport hands
-:meth:`Endpoint.handle` the bytes of a message (and, over HTTP, its headers) and sends back the
-:class:`Reply`. :func:`make_endpoint` wires the parts the way every transport wants them.
+:meth:`Endpoint.handle` the bytes of a message with its :class:`RequestContext` and sends back the
+:class:`Reply`. :func:`make_endpoint` wires the parts the one way every transport uses.
+
+Where things live: ``core`` advances a call one round; ``answers`` owns which answers count;
+``revisions`` is the one table of MCP revisions and ``adapt`` translates for older ones at the
+edge; ``modern`` and ``legacy`` (with ``sessions``, ``relay`` and ``fallback``) are the two eras;
+``state`` and ``seal`` make the tokens a client carries; ``events`` tells observers about rounds.
 """
 
 from __future__ import annotations
@@ -11,31 +16,43 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from host.machine import Machine
-from host.protocol.core import Asked, Finished, OnceStore, Step, ToolHost, can_elicit_form
-from host.protocol.endpoint import Endpoint, Reply, Revision, Sessions
+from host.protocol.answers import Ledger
+from host.protocol.context import ANONYMOUS, RequestContext
+from host.protocol.core import Asked, Call, Finished, OnceStore, Step, ToolHost, can_elicit_form
+from host.protocol.endpoint import Endpoint, Era, Reply, Sessions
+from host.protocol.events import LogObserver, Observer, Round
 from host.protocol.legacy import LegacyProtocol
-from host.protocol.modern import MODERN_VERSIONS, ModernProtocol
-from host.protocol.sessions import LEGACY_VERSIONS, LegacyOptions, SessionSealer
-from host.protocol.state import Binding, CallState, StateSealer
+from host.protocol.modern import ModernProtocol
+from host.protocol.revisions import LEGACY_VERSIONS, MODERN_VERSIONS, REVISIONS, Revision
+from host.protocol.sessions import LegacyOptions, SessionSealer
+from host.protocol.state import Binding, StateSealer
 from host.protocol.streams import EventStream
 from host.spec.model import Server
 from host.store.base import Store
 
 __all__ = [
+    "ANONYMOUS",
     "LEGACY_VERSIONS",
     "MODERN_VERSIONS",
+    "REVISIONS",
     "Asked",
     "Binding",
-    "CallState",
+    "Call",
     "Endpoint",
+    "Era",
     "EventStream",
     "Finished",
+    "Ledger",
     "LegacyOptions",
     "LegacyProtocol",
+    "LogObserver",
     "ModernProtocol",
+    "Observer",
     "OnceStore",
     "Reply",
+    "RequestContext",
     "Revision",
+    "Round",
     "SessionSealer",
     "Sessions",
     "StateSealer",
@@ -55,6 +72,7 @@ def make_endpoint(
     state_ttl_s: float,
     data_dir: Path,
     legacy: LegacyOptions | None = None,
+    observers: Sequence[Observer] = (LogObserver(),),
 ) -> Endpoint:
     """An endpoint serving ``machines`` as ``server``, in every revision the host speaks.
 
@@ -66,12 +84,24 @@ def make_endpoint(
         state_ttl_s: How long a ``requestState`` (and a fallback question's id) stays valid.
         data_dir: The host's data directory, for handlers.
         legacy: Legacy sessions' timeouts (defaults when None).
+        observers: Told about every round of every call (the log line by default).
     """
     # NOTE: an act's record must outlive every state that can still ask for it.
-    host = ToolHost(server, machines, store, data_dir=data_dir, act_ttl_s=state_ttl_s + 60)
-    sealer = StateSealer(keys, state_ttl_s)
+    host = ToolHost(
+        server,
+        machines,
+        store,
+        data_dir=data_dir,
+        act_ttl_s=state_ttl_s + 60,
+        observers=observers,
+    )
     options = legacy or LegacyOptions()
-    sessions = SessionSealer(keys, options.session_ttl_s)
-    old = LegacyProtocol(host, sessions, store, options, fallback_ttl_s=state_ttl_s)
-    modern = ModernProtocol(host, sealer, keepalive_s=options.keepalive_s)
+    old = LegacyProtocol(
+        host,
+        SessionSealer(keys, options.session_ttl_s),
+        store,
+        options,
+        fallback_ttl_s=state_ttl_s,
+    )
+    modern = ModernProtocol(host, StateSealer(keys, state_ttl_s), keepalive_s=options.keepalive_s)
     return Endpoint([old, modern], sessions=old)

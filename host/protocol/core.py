@@ -1,49 +1,42 @@
 """The tool-call core every protocol revision shares: find a tool, advance a call one round.
 
-A revision (2026-07-28 with ``requestState``, or a legacy session with questions on an SSE stream)
-only decides how questions reach the client and how answers come back. Everything else is here:
-which answers apply to which questions, when the act may run, the at-most-once record of the act,
-turning a mismatched answer into a JSON-RPC error, and the log line of each round.
-
-A call's memory between rounds is a :class:`host.protocol.state.CallState`; the modern revision
-seals it into ``requestState``, a legacy session may keep it wherever it likes.
+A revision (the modern one with ``requestState``, or a legacy session with questions on an SSE
+stream or in tool results) only decides how questions reach the client and how answers come back; it
+hands the core a :class:`Call` and gets a :class:`Step`. Everything else is here, once: which
+answers count (through the call's :class:`host.protocol.answers.Ledger`), when the act may run,
+its at-most-once record, turning a mismatched answer into a JSON-RPC error, and telling the
+observers (log line, metrics, audit, traces) what happened in the round.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from host.errors import ProtocolError
-from host.machine import (
-    AnswerMismatch,
-    CallContext,
-    Machine,
-    NeedInput,
-    Outcome,
-    ProgressSink,
-    Question,
-)
+from host.errors import AnswerMismatch, ProtocolError
+from host.machine import CallContext, Machine, NeedInput, Outcome, ProgressSink, Question
+from host.machine.types import act_directly
+from host.protocol.answers import Ledger
+from host.protocol.context import RequestContext
+from host.protocol.events import LogObserver, Observer, Round, notify
 from host.protocol.jsonrpc import ELICITATION_DISABLED, INVALID_PARAMS, MISSING_CAPABILITY, error
 from host.protocol.messages import LogForward
-from host.protocol.state import CallState, new_nonce
 from host.spec.model import Server
 
 __all__ = [
     "ELICITATION_DISABLED_MESSAGE",
     "Asked",
+    "Call",
     "Finished",
     "OnceStore",
     "Step",
     "ToolHost",
     "can_elicit_form",
 ]
-
-log = logging.getLogger("host.protocol")
 
 ELICITATION_DISABLED_MESSAGE = (
     "Elicitation is disabled in server configuration. This tool needs to ask the user a "
@@ -65,6 +58,34 @@ class OnceStore(Protocol):
 
 
 @dataclass(frozen=True)
+class Call:
+    """One round of a ``tools/call``, as a revision hands it to the core.
+
+    Attributes:
+        machine: The tool.
+        arguments: The call's arguments, valid for its input schema.
+        request: Who calls, and over what.
+        ledger: What earlier rounds left (:meth:`Ledger.start` on a first round); trusted:
+            a revision hands over only a ledger it minted (sealed, or kept in the store).
+        responses: This round's answers by key, as the client sent them; the ledger takes only
+            those to questions it asked.
+        can_ask: False when the client declared no way to answer a form question: a question
+            then fails the call with -32021.
+        progress: Where the handlers' ``ctx.progress`` reports go; None drops them.
+        logs: Where the handlers' ``ctx.log`` records go besides the server log; None: nowhere.
+    """
+
+    machine: Machine
+    arguments: Mapping[str, Any]
+    request: RequestContext
+    ledger: Ledger
+    responses: Mapping[str, Any] = field(default_factory=dict)
+    can_ask: bool = True
+    progress: ProgressSink | None = None
+    logs: LogForward | None = None
+
+
+@dataclass(frozen=True)
 class Finished:
     """The call is over: its outcome (the act's, an ending's, or a tool error)."""
 
@@ -73,10 +94,10 @@ class Finished:
 
 @dataclass(frozen=True)
 class Asked:
-    """The call needs answers: the questions to ask now, and what the next round must carry."""
+    """The call needs answers: the questions to ask now, and the ledger the answers go with."""
 
     questions: tuple[Question, ...]
-    state: CallState
+    ledger: Ledger
 
 
 Step = Finished | Asked
@@ -105,6 +126,7 @@ class ToolHost:
         store: Where acts are recorded, so a retried final round never acts twice.
         data_dir: The host's data directory, passed to handlers in ``ctx``.
         act_ttl_s: How long an act's record is kept: at least as long as a state lives.
+        observers: Told about every round (the log line by default).
     """
 
     def __init__(
@@ -115,18 +137,26 @@ class ToolHost:
         *,
         data_dir: Path = Path(".host"),
         act_ttl_s: float = 660.0,
+        observers: Sequence[Observer] = (LogObserver(),),
     ) -> None:
         self.server = server
         self.machines = dict(machines)
         self.store = store
         self.data_dir = data_dir
         self.act_ttl_s = act_ttl_s
+        self.observers = tuple(observers)
         self._tools = [machine.describe() for machine in self.machines.values()]
+        self._loggers = {name: logging.getLogger(f"host.handler.{name}") for name in machines}
 
     @property
     def server_info(self) -> dict[str, str]:
         """``serverInfo``: the server's name and version."""
         return {"name": self.server.name, "version": self.server.version}
+
+    @property
+    def asks(self) -> bool:
+        """Whether some tool may ask the user a question and the server lets it."""
+        return self.server.elicitation_enabled and any(m.asks for m in self.machines.values())
 
     def tools(self) -> list[dict[str, Any]]:
         """The MCP ``Tool`` objects, in a fixed order."""
@@ -143,142 +173,78 @@ class ToolHost:
             raise error(INVALID_PARAMS, f"Unknown tool: {name!r}", {"name": name})
         return machine
 
-    def advance(
-        self,
-        machine: Machine,
-        arguments: Mapping[str, Any],
-        *,
-        principal: str,
-        state: CallState | None = None,
-        responses: Mapping[str, Any] | None = None,
-        can_ask: bool = True,
-        progress: ProgressSink | None = None,
-        logs: LogForward | None = None,
-    ) -> Step:
-        """Run one round of a call whose arguments are already checked.
-
-        Args:
-            machine: The tool.
-            arguments: The call's arguments (valid for its input schema).
-            principal: Who calls.
-            state: What earlier rounds left (None on the first round); trusted, already verified.
-            responses: This round's answers by key; only keys ``state`` asked are used.
-            can_ask: False when the client declared no way to answer a form question: a question
-                then fails the call with -32021 (after the ELICITATION_DISABLED check).
-            progress: Where the handlers' ``ctx.progress`` reports go; None drops them.
-            logs: Where the handlers' ``ctx.log`` records go besides the server log (the
-                client, at its level); None sends them to the server log only.
+    def advance(self, call: Call) -> Step:
+        """Run one round of ``call``.
 
         Returns:
-            :class:`Finished` with the outcome, or :class:`Asked` with questions and the next state.
+            :class:`Finished` with the outcome, or :class:`Asked` with questions and the ledger.
 
         Raises:
             ProtocolError: -32602 when an accepted answer does not fit its form;
                 ELICITATION_DISABLED when a question is due and the server may not ask;
-                -32021 when a question is due and ``can_ask`` is False.
+                -32021 when a question is due and the client cannot answer forms.
         """
-        started = time.monotonic()
-        round_ = state.round if state else 1
-        fields: dict[str, Any] = {"tool": machine.name, "round": round_, "principal": principal}
+        event = Round(
+            call.machine.name, call.ledger.round, call.request.principal, time.monotonic()
+        )
         try:
-            step = self._advance(
-                machine, arguments, principal, state, responses or {}, fields, progress, logs
-            )
-            if isinstance(step, Asked) and not can_ask:
-                raise error(
-                    MISSING_CAPABILITY,
-                    "The tool needs to ask the user a question, and the client did not declare "
-                    "the elicitation (form) capability",
-                    {"requiredCapabilities": {"elicitation": {"form": {}}}},
-                )
+            return self._advance(call, event)
         except ProtocolError as exc:
-            fields.update(outcome="rejected", code=exc.code)
+            event.outcome, event.code = "rejected", exc.code
             raise
         finally:
-            fields["duration_ms"] = round((time.monotonic() - started) * 1000, 1)
-            log.info("tool call", extra={"event": "tool_call", **fields})
-        return step
+            event.duration_s = time.monotonic() - event.started
+            notify(self.observers, event)
 
-    def _advance(
-        self,
-        machine: Machine,
-        arguments: Mapping[str, Any],
-        principal: str,
-        state: CallState | None,
-        responses: Mapping[str, Any],
-        fields: dict[str, Any],
-        progress: ProgressSink | None,
-        logs: LogForward | None,
-    ) -> Step:
-        nonce = state.nonce if state else new_nonce()
-        ctx = self._context(machine, principal, state, nonce)
-        ctx.report = progress
-        if logs is not None:
-            ctx.log = logs.logger(ctx.log)
-        if state is None:
-            # NOTE: a first round may already carry answers (a client that knows the questions,
-            # SEP-2322's "ignore extra params"). They are checked against their forms like any
-            # other; with no earlier round there is nothing to bind them to but the question key.
-            answers: dict[str, Any] = {k: _answer(v) for k, v in responses.items()}
-            result = self._run(machine, arguments, answers, ctx)
-        else:
-            recorded = self.store.get(_act_key(nonce))
+    def _advance(self, call: Call, event: Round) -> Step:
+        machine = call.machine
+        ledger = call.ledger.take(call.responses, machine.form_fields)
+        event.answers = ledger.answered(k for k in call.ledger.asked if k in call.responses)
+        if ledger.round > 1:
+            recorded = self.store.get(_act_key(ledger.nonce))
             if recorded is not None:
                 # NOTE: the act already ran for this call (a retried final round). Reads may no
                 # longer hold (the ticket is deleted), so answer from the record before running.
-                fields.update(outcome="complete", acted=False, replayed=True)
-                return Finished(Outcome.from_json(recorded))
-            answers = dict(state.answers)
-            answers.update(
-                (key, _answer(responses[key])) for key in state.asked if key in responses
-            )
-            result = self._run(machine, arguments, answers, ctx, state.digests)
-        if isinstance(result, NeedInput):
-            fields.update(outcome="input_required", asked=[q.key for q in result.questions])
-            if result.reasked:
-                # The data changed between rounds: those answers answered other questions.
-                fields["reasked"] = list(result.reasked)
-            if not self.server.elicitation_enabled:
-                raise error(
-                    ELICITATION_DISABLED,
-                    ELICITATION_DISABLED_MESSAGE,
-                    {"type": "ELICITATION_DISABLED", "tool": machine.name},
-                )
-            next_state = CallState(
-                nonce=nonce,
-                answers=answers,
-                asked=tuple(q.key for q in result.questions),
-                digests={
-                    **(state.digests if state else {}),
-                    **{q.key: q.digest() for q in result.questions},
-                },
-                round=ctx.round + 1,
-            )
-            return Asked(result.questions, next_state)
-        if state is not None and not result.acted:
-            result = self._settle(nonce, result)
-        fields.update(
-            outcome="error" if result.is_error else "complete",
-            acted=result.acted and not result.replayed,
-            replayed=result.replayed,
-            incident=result.incident,
-        )
-        return Finished(result)
-
-    def _run(
-        self,
-        machine: Machine,
-        arguments: Mapping[str, Any],
-        answers: Mapping[str, Any],
-        ctx: CallContext,
-        asked: Mapping[str, str] | None = None,
-    ) -> NeedInput | Outcome:
+                return self._finished(event, Outcome.from_json(recorded))
         try:
-            return machine.run(arguments, answers, ctx, asked)
+            result = machine.run(call.arguments, ledger, self._context(call, ledger))
         except AnswerMismatch as exc:
             raise error(
                 INVALID_PARAMS, exc.message, {"key": exc.key, "errors": exc.errors}
             ) from None
+        if isinstance(result, NeedInput):
+            return self._ask(call, ledger, result, event)
+        if ledger.round > 1 and not result.acted:
+            result = self._settle(ledger.nonce, result)
+        return self._finished(event, result)
+
+    def _ask(self, call: Call, ledger: Ledger, need: NeedInput, event: Round) -> Asked:
+        event.outcome = "input_required"
+        event.asked = tuple(q.key for q in need.questions)
+        event.reasked = ledger.stale(need.questions)
+        if not self.server.elicitation_enabled:
+            raise error(
+                ELICITATION_DISABLED,
+                ELICITATION_DISABLED_MESSAGE,
+                {"type": "ELICITATION_DISABLED", "tool": call.machine.name},
+            )
+        if not call.can_ask:
+            raise error(
+                MISSING_CAPABILITY,
+                "The tool needs to ask the user a question, and the client did not declare "
+                "the elicitation (form) capability",
+                {"requiredCapabilities": {"elicitation": {"form": {}}}},
+            )
+        return Asked(need.questions, ledger.next(need.questions))
+
+    @staticmethod
+    def _finished(event: Round, outcome: Outcome) -> Finished:
+        event.outcome = "error" if outcome.is_error else "complete"
+        event.acted = outcome.acted and not outcome.replayed
+        event.replayed = outcome.replayed
+        event.incident = outcome.incident
+        event.ending = outcome.ending
+        return Finished(outcome)
 
     def _settle(self, nonce: str, outcome: Outcome) -> Outcome:
         """A later round that did not act: if a copy of it did act, answer with that record.
@@ -294,35 +260,39 @@ class ToolHost:
             return outcome
         return Outcome.from_json(recorded)
 
-    def _context(
-        self, machine: Machine, principal: str, state: CallState | None, nonce: str
-    ) -> CallContext:
-        ctx = CallContext(
-            principal=principal,
-            tool=machine.name,
+    def _context(self, call: Call, ledger: Ledger) -> CallContext:
+        log = self._loggers[call.machine.name]
+        request = call.request
+        return CallContext(
+            principal=request.principal,
+            scopes=request.scopes,
+            claims=request.claims,
+            tool=call.machine.name,
             data_dir=self.data_dir,
-            log=logging.getLogger(f"host.handler.{machine.name}"),
-            round=state.round if state else 1,
-        )
-        if state is not None:
+            log=call.logs.logger(log) if call.logs is not None else log,
+            round=ledger.round,
             # NOTE: only a call that asked has a nonce the client can send back; a first-round
             # act cannot be retried as the same call, so it needs no record.
-            key, ttl = _act_key(nonce), self.act_ttl_s
+            once=self._guard(ledger.nonce) if ledger.round > 1 else act_directly,
+            report=call.progress,
+        )
 
-            def once(act: Callable[[], Outcome]) -> Outcome:
-                ran: list[Outcome] = []
+    def _guard(self, nonce: str) -> Callable[[Callable[[], Outcome]], Outcome]:
+        key, ttl = _act_key(nonce), self.act_ttl_s
 
-                def record() -> str:
-                    ran.append(act())
-                    return ran[0].to_json()
+        def once(act: Callable[[], Outcome]) -> Outcome:
+            ran: list[Outcome] = []
 
-                recorded = self.store.once(key, ttl, record)
-                # NOTE: the caller that ran the act keeps its own outcome; concurrent copies
-                # of the final round get the record, marked as replayed in the log.
-                return ran[0] if ran else Outcome.from_json(recorded)
+            def record() -> str:
+                ran.append(act())
+                return ran[0].to_json()
 
-            ctx.once = once
-        return ctx
+            recorded = self.store.once(key, ttl, record)
+            # NOTE: the caller that ran the act keeps its own outcome; concurrent copies
+            # of the final round get the record, marked as replayed in the log.
+            return ran[0] if ran else Outcome.from_json(recorded)
+
+        return once
 
 
 class _NoAct(Exception):
@@ -335,13 +305,3 @@ def _no_act() -> str:
 
 def _act_key(nonce: str) -> str:
     return "act:" + nonce
-
-
-def _answer(value: Any) -> Any:
-    """An answer with only the members MCP defines, so junk never travels in the state."""
-    if not isinstance(value, Mapping):
-        return value  # the machine rejects it with a clear message
-    kept = {"action": value.get("action")}
-    if "content" in value:
-        kept["content"] = value["content"]
-    return kept

@@ -1,34 +1,35 @@
 """One MCP endpoint: the bytes of a message in, a :class:`Reply` out, whatever the transport.
 
-The endpoint parses the message, hands it to the first protocol revision that accepts it, and turns
-every error into a JSON-RPC error response with its HTTP status. A revision is anything with
-``accepts(message, headers)`` and ``handle(message, headers, principal) -> Reply``; the modern one
-accepts everything and so comes last. A legacy revision goes before it and claims ``initialize``
-and the messages of its sessions; as the endpoint's :class:`Sessions` it also takes the responses
-clients send to its server-to-client requests, and ends sessions.
+The endpoint parses the message, hands it to the first era that accepts it, and turns every error
+into a JSON-RPC error response with its HTTP status. An era is anything with
+``accepts(message, request)`` and ``handle(message, request) -> Reply``; the modern one accepts
+everything and so comes last. The legacy era goes before it and claims ``initialize`` and the
+messages of its sessions; as the endpoint's :class:`Sessions` it also takes the responses clients
+send to its server-to-client requests, and ends sessions. Every method is given the request's
+:class:`host.protocol.context.RequestContext`.
 """
 
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from host.errors import ProtocolError
+from host.protocol.context import RequestContext
 from host.protocol.jsonrpc import (
-    INTERNAL_ERROR,
     INVALID_REQUEST,
     Message,
     Response,
     error,
     failure,
+    internal_error,
     parse_incoming,
     request_id_of,
 )
 
-__all__ = ["Endpoint", "Reply", "Revision", "Sessions"]
+__all__ = ["Endpoint", "Era", "Reply", "Sessions"]
 
 log = logging.getLogger("host.protocol")
 
@@ -51,14 +52,14 @@ class Reply:
     stream: Iterable[bytes] | None = None
 
 
-class Revision(Protocol):
-    """A protocol revision the endpoint can hand messages to."""
+class Era(Protocol):
+    """The modern or the legacy revisions: something the endpoint can hand messages to."""
 
-    def accepts(self, message: Message, headers: Mapping[str, str] | None) -> bool:
-        """Whether this revision answers ``message``."""
+    def accepts(self, message: Message, request: RequestContext) -> bool:
+        """Whether this era answers ``message``."""
         ...
 
-    def handle(self, message: Message, headers: Mapping[str, str] | None, principal: str) -> Reply:
+    def handle(self, message: Message, request: RequestContext) -> Reply:
         """Answer ``message``; raise :class:`ProtocolError` for an error response."""
         ...
 
@@ -66,47 +67,44 @@ class Revision(Protocol):
 class Sessions(Protocol):
     """The revision that keeps sessions: it takes clients' responses, and ends sessions."""
 
-    def handle_response(
-        self, response: Response, headers: Mapping[str, str] | None, principal: str
-    ) -> Reply:
+    def handle_response(self, response: Response, request: RequestContext) -> Reply:
         """Take a client's response to a server-to-client request (202 when accepted)."""
         ...
 
-    def end_session(self, headers: Mapping[str, str] | None, principal: str) -> Reply:
+    def end_session(self, request: RequestContext) -> Reply:
         """End the session the headers name (HTTP DELETE)."""
         ...
 
 
 class Endpoint:
-    """Dispatches each message to the first revision that accepts it.
+    """Dispatches each message to the first era that accepts it.
 
     Args:
-        revisions: In order of preference; the last should accept every message.
-        sessions: The revision that keeps sessions, if any: it gets every response a client sends.
+        eras: In order of preference; the last should accept every message.
+        sessions: The era that keeps sessions, if any: it gets every response a client sends.
     """
 
-    def __init__(self, revisions: Sequence[Revision], sessions: Sessions | None = None) -> None:
-        if not revisions:
-            raise ValueError("an endpoint needs at least one protocol revision")
-        self.revisions = tuple(revisions)
+    def __init__(self, eras: Sequence[Era], sessions: Sessions | None = None) -> None:
+        if not eras:
+            raise ValueError("an endpoint needs at least one era")
+        self.eras = tuple(eras)
         self.sessions = sessions
 
-    def end_session(self, headers: Mapping[str, str] | None, principal: str) -> Reply | None:
-        """End a session (HTTP DELETE); None when no revision keeps sessions."""
+    def end_session(self, request: RequestContext) -> Reply | None:
+        """End a session (HTTP DELETE); None when no era keeps sessions."""
         if self.sessions is None:
             return None
         try:
-            return self.sessions.end_session(headers, principal)
+            return self.sessions.end_session(request)
         except ProtocolError as exc:
             return Reply(exc.http_status, failure(None, exc))
 
-    def handle(self, body: bytes, headers: Mapping[str, str] | None, principal: str) -> Reply:
+    def handle(self, body: bytes, request: RequestContext) -> Reply:
         """Answer one message.
 
         Args:
             body: The message as received.
-            headers: HTTP headers by lower-case name, or None when the transport has none.
-            principal: Who sent it.
+            request: Who sent it, over what.
         """
         try:
             message = parse_incoming(body)
@@ -119,13 +117,11 @@ class Endpoint:
             )
             return Reply(exc.http_status, failure(request_id_of(body), exc))
         if isinstance(message, Response):
-            return self._response(message, headers, principal)
+            return self._response(message, request)
         request_id = getattr(message, "id", None)
         try:
-            revision = next(
-                (r for r in self.revisions if r.accepts(message, headers)), self.revisions[-1]
-            )
-            return revision.handle(message, headers, principal)
+            era = next((e for e in self.eras if e.accepts(message, request)), self.eras[-1])
+            return era.handle(message, request)
         except ProtocolError as exc:
             log.info(
                 "request rejected",
@@ -142,12 +138,10 @@ class Endpoint:
         except Exception:
             return _internal_error(message.method, request_id)
 
-    def _response(
-        self, response: Response, headers: Mapping[str, str] | None, principal: str
-    ) -> Reply:
+    def _response(self, response: Response, request: RequestContext) -> Reply:
         assert self.sessions is not None
         try:
-            return self.sessions.handle_response(response, headers, principal)
+            return self.sessions.handle_response(response, request)
         except ProtocolError as exc:
             log.info(
                 "response rejected",
@@ -160,15 +154,5 @@ class Endpoint:
 
 
 def _internal_error(method: str | None, request_id: Any) -> Reply:
-    """Log an unexpected failure with an incident id; the reply names only the incident."""
-    incident = uuid.uuid4().hex[:12]
-    log.exception(
-        "internal error",
-        extra={"event": "internal_error", "method": method, "incident": incident},
-    )
-    err = error(
-        INTERNAL_ERROR,
-        f"Internal error (incident {incident}); the details are in the server log",
-        {"incident": incident},
-    )
+    err = internal_error(method)
     return Reply(err.http_status, failure(request_id, err) if request_id is not None else None)

@@ -1,6 +1,6 @@
 """``sendElicitationResult``: questions for legacy clients that cannot show forms.
 
-A legacy session whose client did not declare form elicitation (or whose revision, 2025-03-26,
+A legacy session whose client did not declare form elicitation (or whose revision,
 predates it) still gets its tools' questions: the call returns a normal result that tells the model
 what to ask the user, field by field, and how to send the answer back through the
 ``sendElicitationResult`` tool, listed for those sessions only. That tool checks the answer against
@@ -8,9 +8,9 @@ the form, resumes the original call with its original arguments, and returns its
 be the next question.
 
 Each question gets a random elicitation id, recorded in the store with the call (tool, arguments,
-the rounds so far) and bound to the session and the caller. It expires with the ``requestState``
-TTL and is spent on first use (a single-use claim), except when the answer does not fit the form:
-then nothing ran, and the model may correct the answer and send it again.
+its ledger: :mod:`host.protocol.answers`) and bound to the session and the caller. It expires with
+the ``requestState`` TTL and is spent on first use (a single-use claim), except when the answer
+does not fit the form: then nothing ran, and the model may correct the answer and send it again.
 """
 
 from __future__ import annotations
@@ -19,16 +19,19 @@ import json
 import logging
 import secrets
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from host.errors import ProtocolError
-from host.machine import Machine, Outcome, ProgressSink, Question
-from host.machine.forms import upgrade_answer
-from host.protocol.core import Asked, Finished, ToolHost
+from host.machine import Outcome, Question
+from host.protocol import adapt
+from host.protocol.answers import Ledger
+from host.protocol.context import RequestContext
+from host.protocol.core import Asked, Call, Finished, ToolHost
 from host.protocol.jsonrpc import INVALID_PARAMS
-from host.protocol.messages import LogForward
-from host.protocol.sessions import Session, principal_digest
-from host.protocol.state import CallState, digest
+from host.protocol.sessions import Session
+from host.protocol.state import digest, principal_digest
+from host.protocol.streams import Notifier
 from host.spec.model import FALLBACK_TOOL
 from host.store.base import Store
 
@@ -92,28 +95,21 @@ class Fallback:
         self.store = store
         self.ttl_s = ttl_s
 
-    def ask(
-        self,
-        session: Session,
-        machine: Machine,
-        arguments: Mapping[str, Any],
-        principal: str,
-        step: Asked,
-    ) -> Outcome:
+    def ask(self, session: Session, call: Call, step: Asked) -> Outcome:
         """The result that asks the model to put ``step``'s first question to the user.
 
         NOTE: one question per result: the machine asks the others of the round again once
         this one is answered, and each answer is checked as soon as it arrives.
         """
-        question = step.questions[0]
+        question, machine = step.questions[0], call.machine
         eid = secrets.token_urlsafe(18)
         record = {
             "s": session.id,
-            "p": principal_digest(principal),
+            "p": principal_digest(call.request.principal),
             "t": machine.name,
-            "a": dict(arguments),
+            "a": dict(call.arguments),
             "q": {"key": question.key, "schema": question.schema},
-            "st": _state_json(step.state),
+            "l": step.ledger.to_payload(),
         }
         self.store.put(_RECORD + eid, json.dumps(record), self.ttl_s)
         log.info(
@@ -146,15 +142,14 @@ class Fallback:
         self,
         session: Session,
         arguments: Mapping[str, Any],
-        principal: str,
-        progress: ProgressSink | None = None,
-        logs: LogForward | None = None,
+        request: RequestContext,
+        notifier: Notifier | None = None,
     ) -> Outcome:
         """Run ``sendElicitationResult``: resume the call its id names with the answer.
 
-        ``progress`` receives the resumed call's reports (``sendElicitationResult``'s own
-        request carries the ``progressToken``); ``logs`` its log messages, when the session
-        set a level.
+        ``notifier`` takes the resumed call's progress reports (``sendElicitationResult``'s own
+        request carries the ``progressToken``) and its log messages, when the session set a
+        level.
 
         Raises:
             ProtocolError: As :meth:`ToolHost.advance` does, except for an answer that does not
@@ -168,6 +163,37 @@ class Fallback:
             )
         if content is not None and not isinstance(content, Mapping):
             return Outcome.error(f"{FALLBACK_TOOL}: content must be an object of answers.")
+        record = self._spend(eid, session, request.principal)
+        if isinstance(record, Outcome):
+            return record
+        question = record["q"]
+        answer: dict[str, Any] = {"action": action}
+        if content is not None:
+            answer["content"] = adapt.answer(question["schema"], content)
+        call = Call(
+            self.host.machine(record["t"]),
+            record["a"],
+            request,
+            Ledger.from_payload(record["l"]),
+            responses={question["key"]: answer},
+            progress=notifier.report if notifier else None,
+            logs=notifier.logs if notifier else None,
+        )
+        try:
+            step = self.host.advance(call)
+        except ProtocolError as exc:
+            if exc.code != INVALID_PARAMS:
+                raise
+            # NOTE: the answer did not fit its form, so nothing ran: the id stays usable.
+            self.store.delete(_USED + eid)
+            return _mismatch(exc)
+        if isinstance(step, Finished):
+            # NOTE: the record stays until it expires, so a second use is told it was used.
+            return step.outcome
+        return self.ask(session, replace(call, responses={}), step)
+
+    def _spend(self, eid: str, session: Session, principal: str) -> dict[str, Any] | Outcome:
+        """The call an id names, now spent; or the error result that says why it cannot be."""
         record = self._record(eid, session, principal)
         if record is None:
             return Outcome.error(
@@ -179,31 +205,7 @@ class Fallback:
                 f"The elicitationId {eid!r} was already used. Call the original tool again if "
                 "you need to ask again."
             )
-        machine = self.host.machine(record["t"])
-        question = record["q"]
-        answer: dict[str, Any] = {"action": action}
-        if content is not None:
-            answer["content"] = upgrade_answer(question["schema"], content)
-        try:
-            step = self.host.advance(
-                machine,
-                record["a"],
-                principal=principal,
-                state=_state_from(record["st"]),
-                responses={question["key"]: answer},
-                progress=progress,
-                logs=logs,
-            )
-        except ProtocolError as exc:
-            if exc.code != INVALID_PARAMS:
-                raise
-            # NOTE: the answer did not fit its form, so nothing ran: the id stays usable.
-            self.store.delete(_USED + eid)
-            return _mismatch(exc)
-        if isinstance(step, Finished):
-            # NOTE: the record stays until it expires, so a second use is told it was used.
-            return step.outcome
-        return self.ask(session, machine, record["a"], principal, step)
+        return record
 
     def _record(self, eid: str, session: Session, principal: str) -> dict[str, Any] | None:
         raw = self.store.get(_RECORD + eid)
@@ -339,20 +341,6 @@ def _mismatch(exc: ProtocolError) -> Outcome:
             ]
         )
     )
-
-
-def _state_json(state: CallState) -> dict[str, Any]:
-    return {
-        "n": state.nonce,
-        "a": {k: dict(v) for k, v in state.answers.items()},
-        "k": list(state.asked),
-        "d": dict(state.digests),
-        "r": state.round,
-    }
-
-
-def _state_from(data: Mapping[str, Any]) -> CallState:
-    return CallState(data["n"], data["a"], tuple(data["k"]), data["d"], data["r"])
 
 
 def _tag(eid: str) -> str:

@@ -1,6 +1,6 @@
 """HTTP headers that mirror the request body (SEP-2243): their value encoding, and ``Mcp-Param-*``.
 
-A 2026-07-28 request over HTTP repeats parts of its body in headers, so that proxies can route on
+A modern request over HTTP repeats parts of its body in headers, so that proxies can route on
 them without parsing JSON; the server rejects a request whose headers and body disagree (HTTP 400,
 -32020), so nothing downstream can be told one thing while the host does another. Values that a
 header cannot carry as they are (non-ASCII, edge spaces, control characters) travel as

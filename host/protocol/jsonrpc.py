@@ -9,6 +9,8 @@ status.
 from __future__ import annotations
 
 import json
+import logging
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +34,7 @@ __all__ = [
     "Response",
     "error",
     "failure",
+    "internal_error",
     "parse",
     "parse_incoming",
     "request_id_of",
@@ -65,6 +68,8 @@ HTTP_STATUS: Mapping[int, int] = {
 }
 
 RequestId = str | int
+
+log = logging.getLogger("host.protocol")
 
 
 @dataclass(frozen=True)
@@ -191,3 +196,19 @@ def success(request_id: RequestId, result: Mapping[str, Any]) -> dict[str, Any]:
 def failure(request_id: RequestId | None, err: ProtocolError) -> dict[str, Any]:
     """A JSON-RPC error response (``id`` null when the request's id could not be read)."""
     return {"jsonrpc": "2.0", "id": request_id, "error": err.to_error()}
+
+
+def internal_error(method: str | None) -> ProtocolError:
+    """The error for an unexpected failure: logged here with its traceback and an incident id.
+
+    Call it inside the ``except`` block that caught the failure; the client learns only the id.
+    """
+    incident = uuid.uuid4().hex[:12]
+    log.exception(
+        "internal error", extra={"event": "internal_error", "method": method, "incident": incident}
+    )
+    return error(
+        INTERNAL_ERROR,
+        f"Internal error (incident {incident}); the details are in the server log",
+        {"incident": incident},
+    )

@@ -1,24 +1,22 @@
-"""The legacy revisions (2025-11-25, 2025-06-18, 2025-03-26): sessions opened with ``initialize``.
+"""The legacy revisions (see :mod:`host.protocol.revisions`): sessions opened with ``initialize``.
 
 A legacy client sends ``initialize`` without the modern ``_meta``; the answer names the revision
 (the client's when served, else the newest legacy one) and carries a signed ``Mcp-Session-Id``
 the client sends on every later message. Then ``notifications/initialized``, ``ping``,
-``tools/list`` and ``tools/call``; DELETE ends the session. The tools are the same machines the
-modern revision serves, with the same answer checks and the same at-most-once act; only how
-questions travel differs:
+``logging/setLevel``, ``tools/list`` and ``tools/call``; DELETE ends the session. The tools are
+the same machines the modern revision serves, with the same ledger of answers and the same
+at-most-once act; only how questions travel differs:
 
-* a client that declared form elicitation (2025-06-18 on) gets them as ``elicitation/create``
-  requests on the call's SSE stream (:mod:`host.protocol.relay`);
+* a client that declared form elicitation (in a revision that has it) gets them as
+  ``elicitation/create`` requests on the call's SSE stream (:mod:`host.protocol.relay`);
 * any other gets them inside the tool result, and answers through ``sendElicitationResult``
   (:mod:`host.protocol.fallback`), a tool listed for its session only.
 
-Results follow the session's revision: no ``resultType``, ``structuredContent`` only from
-2025-06-18, and content blocks the revision knows (:func:`host.machine.content.for_revision`).
-Progress reports of a call with a ``progressToken``, and, once the client set a level with
+Tools, forms and results follow the session's revision (:mod:`host.protocol.adapt`). Progress
+reports of a call with a ``progressToken``, and, once the client set a level with
 ``logging/setLevel``, its handlers' log messages (:mod:`host.protocol.messages`), go out on the
-call's POST stream. Session
-errors keep their HTTP meaning (400 without a session id, 404 for an unknown, ended or expired
-one); every other JSON-RPC error in a session is sent with HTTP 200.
+call's POST stream. Session errors keep their HTTP meaning (400 without a session id, 404 for an
+unknown, ended or expired one); every other JSON-RPC error in a session is sent with HTTP 200.
 """
 
 from __future__ import annotations
@@ -29,8 +27,10 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from host.errors import ProtocolError
-from host.machine import Outcome
-from host.protocol.core import Finished, ToolHost
+from host.protocol import adapt
+from host.protocol.answers import Ledger
+from host.protocol.context import RequestContext
+from host.protocol.core import Call, Finished, ToolHost
 from host.protocol.endpoint import Reply
 from host.protocol.fallback import FALLBACK_TOOL, Fallback, fallback_tool
 from host.protocol.headers import decode_header_value
@@ -48,36 +48,23 @@ from host.protocol.jsonrpc import (
 from host.protocol.messages import read_level
 from host.protocol.modern import is_modern_message
 from host.protocol.relay import Relay
-from host.protocol.sessions import LEGACY_VERSIONS, LegacyOptions, Session, SessionSealer, negotiate
+from host.protocol.revisions import LEGACY_VERSIONS, legacy_revision
+from host.protocol.sessions import LegacyOptions, Session, SessionSealer
 from host.protocol.streams import (
     NO_BUFFERING,
     Event,
     EventStream,
     Notifier,
-    accepts_stream,
     progress_token,
     stream_after,
 )
 from host.store.base import Store
 
-__all__ = ["LegacyProtocol", "legacy_tool"]
+__all__ = ["LegacyProtocol"]
 
 log = logging.getLogger("host.protocol.legacy")
 
-#: Members of a ``Tool`` that a revision does not know yet, by revision.
-_NEWER_TOOL_MEMBERS: Mapping[str, tuple[str, ...]] = {
-    "2025-11-25": (),
-    "2025-06-18": ("icons", "execution"),
-    "2025-03-26": ("icons", "execution", "title", "outputSchema"),
-}
-
-Method = Callable[[Request, Session, str, Mapping[str, str] | None], "dict[str, Any] | Reply"]
-
-
-def legacy_tool(tool: Mapping[str, Any], version: str) -> dict[str, Any]:
-    """A ``Tool`` object without the members ``version`` does not know."""
-    dropped = _NEWER_TOOL_MEMBERS[version]
-    return {k: v for k, v in tool.items() if k not in dropped}
+Method = Callable[[Request, Session, RequestContext], "dict[str, Any] | Reply"]
 
 
 class LegacyProtocol:
@@ -106,10 +93,6 @@ class LegacyProtocol:
         self.options = options or LegacyOptions()
         self.relay = Relay(host, store, self.options)
         self.fallback = Fallback(host, store, fallback_ttl_s)
-        # NOTE: the fallback tool is useful only where some tool can ask and asking is allowed.
-        self._can_fall_back = host.server.elicitation_enabled and any(
-            m.asks for m in host.machines.values()
-        )
         self._methods: dict[str, Method] = {
             "ping": self._empty,
             "logging/setLevel": self._set_level,
@@ -117,17 +100,16 @@ class LegacyProtocol:
             "tools/call": self._tools_call,
         }
 
-    def accepts(self, message: Message, headers: Mapping[str, str] | None) -> bool:
-        """``initialize`` and messages of a session; never a message that claims 2026-07-28."""
-        if is_modern_message(message, headers):
+    def accepts(self, message: Message, request: RequestContext) -> bool:
+        """``initialize`` and messages of a session; never a message that claims the modern era."""
+        if is_modern_message(message, request):
             return False
         if message.method == "initialize":
             return True
-        headers = headers or {}
-        version = decode_header_value(headers.get("mcp-protocol-version"))
-        return "mcp-session-id" in headers or version in LEGACY_VERSIONS
+        version = decode_header_value(request.header("mcp-protocol-version"))
+        return request.session is not None or version in LEGACY_VERSIONS
 
-    def handle(self, message: Message, headers: Mapping[str, str] | None, principal: str) -> Reply:
+    def handle(self, message: Message, request: RequestContext) -> Reply:
         """Answer one message of a session (or the ``initialize`` that opens one).
 
         Raises:
@@ -137,8 +119,8 @@ class LegacyProtocol:
         if message.method == "initialize":
             if isinstance(message, Notification):
                 return Reply(202)
-            return self._initialize(message, principal)
-        session = self._session(headers, principal)
+            return self._initialize(message, request)
+        session = self._session(request)
         if isinstance(message, Notification):
             # NOTE: initialized, cancelled, roots changes: nothing to act on for a tool host.
             return Reply(202)
@@ -150,30 +132,27 @@ class LegacyProtocol:
                     f"Method not found: {message.method}",
                     {"method": message.method},
                 )
-            answer = method(message, session, principal, headers)
+            answer = method(message, session, request)
         except ProtocolError as exc:
             raise ProtocolError(exc.code, exc.message, exc.data, 200) from None
         if isinstance(answer, Reply):
             return answer
         return Reply(200, success(message.id, answer))
 
-    def handle_response(
-        self, response: Response, headers: Mapping[str, str] | None, principal: str
-    ) -> Reply:
+    def handle_response(self, response: Response, request: RequestContext) -> Reply:
         """Take a client's answer to a question asked on a call's stream: 202 when accepted."""
-        session = self._session(headers, principal)
-        self.relay.deliver(session, response)
+        self.relay.deliver(self._session(request), response)
         return Reply(202)
 
-    def end_session(self, headers: Mapping[str, str] | None, principal: str) -> Reply:
-        """End the session the headers name; every worker refuses it from now on (204)."""
-        session = self._session(headers, principal)
+    def end_session(self, request: RequestContext) -> Reply:
+        """End the session the request names; every worker refuses it from now on (204)."""
+        session = self._session(request)
         ttl = max(session.expires - time.time(), 1.0)
         self.store.put(session.tombstone, "1", ttl)
         log.info("session ended", extra={"event": "session_ended", "session": session.tag})
         return Reply(204)
 
-    def _initialize(self, message: Request, principal: str) -> Reply:
+    def _initialize(self, message: Request, request: RequestContext) -> Reply:
         params = message.params
         requested = params.get("protocolVersion")
         if not isinstance(requested, str):
@@ -184,23 +163,23 @@ class LegacyProtocol:
         capabilities = params.get("capabilities", {})
         if not isinstance(capabilities, Mapping):
             raise error(INVALID_PARAMS, "initialize: params.capabilities must be an object")
-        version = negotiate(requested)
+        revision = legacy_revision(requested)
         session, token = self.sessions.start(
-            version, capabilities, params.get("clientInfo"), principal
+            revision, capabilities, params.get("clientInfo"), request.principal
         )
         log.info(
             "session started",
             extra={
                 "event": "session_started",
                 "session": session.tag,
-                "version": version,
+                "version": revision.version,
                 "requested": requested[:32],
                 "forms": session.forms,
                 "client": session.client.get("name"),
             },
         )
         result: dict[str, Any] = {
-            "protocolVersion": version,
+            "protocolVersion": revision.version,
             "capabilities": {"tools": {"listChanged": False}, "logging": {}},
             "serverInfo": self.host.server_info,
         }
@@ -208,10 +187,8 @@ class LegacyProtocol:
             result["instructions"] = self.host.server.instructions
         return Reply(200, success(message.id, result), {"Mcp-Session-Id": token})
 
-    def _session(self, headers: Mapping[str, str] | None, principal: str) -> Session:
-        headers = headers or {}
-        token = headers.get("mcp-session-id")
-        if not token:
+    def _session(self, request: RequestContext) -> Session:
+        if not request.session:
             raise ProtocolError(
                 INVALID_REQUEST,
                 "Bad Request: the Mcp-Session-Id header is required; send initialize first to "
@@ -219,7 +196,7 @@ class LegacyProtocol:
                 None,
                 400,
             )
-        session = self.sessions.open(token.strip(), principal)
+        session = self.sessions.open(request.session.strip(), request.principal)
         if session is None or self.store.get(session.tombstone) is not None:
             raise ProtocolError(
                 INVALID_REQUEST,
@@ -229,8 +206,8 @@ class LegacyProtocol:
                 404,
             )
         # NOTE: a session's own revision governs; a header naming another legacy revision is
-        # tolerated (clients have sent 2025-03-26 on newer sessions), an unknown one is not.
-        sent = decode_header_value(headers.get("mcp-protocol-version"))
+        # tolerated (clients have sent the oldest one on newer sessions), an unknown one is not.
+        sent = decode_header_value(request.header("mcp-protocol-version"))
         if sent and sent not in LEGACY_VERSIONS:
             raise ProtocolError(
                 INVALID_REQUEST,
@@ -241,21 +218,11 @@ class LegacyProtocol:
             )
         return session
 
-    def _empty(
-        self,
-        message: Request,
-        session: Session,
-        principal: str,
-        headers: Mapping[str, str] | None,
-    ) -> dict[str, Any]:
+    def _empty(self, message: Request, session: Session, request: RequestContext) -> dict[str, Any]:
         return {}
 
     def _set_level(
-        self,
-        message: Request,
-        session: Session,
-        principal: str,
-        headers: Mapping[str, str] | None,
+        self, message: Request, session: Session, request: RequestContext
     ) -> dict[str, Any]:
         """``logging/setLevel``: the session's log level, kept where every worker finds it.
 
@@ -272,28 +239,21 @@ class LegacyProtocol:
         return {}
 
     def _offers_fallback(self, session: Session) -> bool:
-        return self._can_fall_back and not session.forms
+        return self.host.asks and not session.forms
 
     def _tools_list(
-        self,
-        message: Request,
-        session: Session,
-        principal: str,
-        headers: Mapping[str, str] | None,
+        self, message: Request, session: Session, request: RequestContext
     ) -> dict[str, Any]:
         if message.params.get("cursor") is not None:
             raise error(INVALID_PARAMS, "Invalid cursor: tools/list is not paged")
-        tools = [legacy_tool(tool, session.version) for tool in self.host.tools()]
+        revision = session.revision
+        tools = [adapt.tool(tool, revision) for tool in self.host.tools()]
         if self._offers_fallback(session):
-            tools.append(legacy_tool(fallback_tool(), session.version))
+            tools.append(adapt.tool(fallback_tool(), revision))
         return {"tools": tools}
 
     def _tools_call(
-        self,
-        message: Request,
-        session: Session,
-        principal: str,
-        headers: Mapping[str, str] | None,
+        self, message: Request, session: Session, request: RequestContext
     ) -> dict[str, Any] | Reply:
         """A call; one with a ``progressToken`` or a session log level runs beside the request.
 
@@ -301,15 +261,15 @@ class LegacyProtocol:
         the client reads event streams (:mod:`.streams`); the reply stays plain JSON unless a
         notification comes before the result.
         """
-        if not accepts_stream(headers):
-            return self._call(message, session, principal, None)
+        if not request.streams:
+            return self._call(message, session, request, None)
         token = progress_token(message.params)
         level = self.store.get(session.log_level_key)
         if token is None and level is None:
-            return self._call(message, session, principal, None)
+            return self._call(message, session, request, None)
         name = message.params.get("name")
         notifier = Notifier(token, name if isinstance(name, str) else "", level)
-        running = notifier.start(lambda n: self._call(message, session, principal, n))
+        running = notifier.start(lambda n: self._call(message, session, request, n))
         first = running.first()
         if first is None:
             return running.result()
@@ -337,7 +297,7 @@ class LegacyProtocol:
         self,
         message: Request,
         session: Session,
-        principal: str,
+        request: RequestContext,
         notifier: Notifier | None,
     ) -> dict[str, Any] | Reply:
         name = message.params.get("name")
@@ -348,37 +308,27 @@ class LegacyProtocol:
             arguments = {}
         if not isinstance(arguments, dict):
             raise error(INVALID_PARAMS, "params.arguments must be an object")
+        revision = session.revision
         if name == FALLBACK_TOOL and self._offers_fallback(session):
-            outcome = self.fallback.answer(
-                session,
-                arguments,
-                principal,
-                notifier.report if notifier else None,
-                notifier.logs if notifier else None,
-            )
-            return _result(outcome, session)
+            outcome = self.fallback.answer(session, arguments, request, notifier)
+            return adapt.result(outcome, revision)
         machine = self.host.machine(name)
         problem = machine.check_arguments(arguments)
         if problem is not None:
-            return _result(problem, session)
-        step = self.host.advance(
+            return adapt.result(problem, revision)
+        call = Call(
             machine,
             arguments,
-            principal=principal,
+            request,
+            Ledger.start(),
+            can_ask=session.forms or self._offers_fallback(session),
             progress=notifier.report if notifier else None,
             logs=notifier.logs if notifier else None,
         )
+        step = self.host.advance(call)
         if isinstance(step, Finished):
-            return _result(step.outcome, session)
+            return adapt.result(step.outcome, revision)
         if session.forms:
-            stream = self.relay.stream(
-                session, message.id, machine, arguments, principal, step, notifier
-            )
+            stream = self.relay.stream(session, message.id, call, step, notifier)
             return Reply(200, headers=NO_BUFFERING, stream=stream)
-        outcome = self.fallback.ask(session, machine, arguments, principal, step)
-        return _result(outcome, session)
-
-
-def _result(outcome: Outcome, session: Session) -> dict[str, Any]:
-    """A ``CallToolResult`` in what the session's revision knows (structured content, blocks)."""
-    return outcome.to_result(structured=session.structured, version=session.version)
+        return adapt.result(self.fallback.ask(session, call, step), revision)

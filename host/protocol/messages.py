@@ -5,7 +5,7 @@ level (RFC 5424's, lowest first: debug, info, notice, warning, error, critical, 
 
 * a legacy session with ``logging/setLevel {level}``, for the rest of the session; the level is
   kept in the store under the session's id, so every worker and instance knows it;
-* a 2026-07-28 request with ``params._meta["io.modelcontextprotocol/logLevel"]``, for that request
+* a modern request with ``params._meta["io.modelcontextprotocol/logLevel"]``, for that request
   only (the revision removed ``logging/setLevel``; the feature is deprecated there, SEP-2577).
 
 From then on, every record a handler logs on ``ctx.log`` during a call, at or above that level, is
@@ -38,7 +38,7 @@ LEVELS: tuple[str, ...] = (
     "emergency",
 )
 
-#: The ``_meta`` key of a 2026-07-28 request's log level.
+#: The ``_meta`` key of a modern request's log level.
 LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 
 # Python's numbers for MCP's levels; notice, alert and emergency fall between or above its own.

@@ -1,4 +1,4 @@
-"""MCP 2026-07-28: stateless requests with per-request ``_meta``, and questions as MRTR rounds.
+"""The modern MCP revision: stateless requests with per-request ``_meta``; questions as MRTR.
 
 Every request says its protocol version and its client's capabilities in ``params._meta``; over
 HTTP the ``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name`` headers must agree with the body.
@@ -21,7 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from host.errors import ProtocolError
-from host.protocol.core import Asked, ToolHost, can_elicit_form
+from host.protocol import adapt
+from host.protocol.answers import Ledger
+from host.protocol.context import RequestContext
+from host.protocol.core import Asked, Call, ToolHost, can_elicit_form
 from host.protocol.endpoint import Reply
 from host.protocol.headers import (
     ParamHeader,
@@ -40,12 +43,12 @@ from host.protocol.jsonrpc import (
     success,
 )
 from host.protocol.messages import LOG_LEVEL_KEY, read_level
+from host.protocol.revisions import MODERN, MODERN_VERSIONS
 from host.protocol.state import Binding, StateSealer
 from host.protocol.streams import (
     NO_BUFFERING,
     Notifier,
     ProgressToken,
-    accepts_stream,
     progress_token,
     stream_after,
 )
@@ -53,7 +56,6 @@ from host.protocol.streams import (
 __all__ = [
     "CLIENT_CAPABILITIES_KEY",
     "LIST_TTL_MS",
-    "MODERN_VERSIONS",
     "PROTOCOL_VERSION_KEY",
     "SERVER_INFO_KEY",
     "Envelope",
@@ -63,7 +65,6 @@ __all__ = [
     "read_envelope",
 ]
 
-MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
 PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
@@ -76,7 +77,7 @@ LIST_TTL_MS = 300_000
 _NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
-def is_modern_message(message: Message, headers: Mapping[str, str] | None) -> bool:
+def is_modern_message(message: Message, request: RequestContext) -> bool:
     """Whether a message claims the modern revision (its ``_meta`` or its version header).
 
     A legacy revision accepts what this rejects; anything left goes to the modern revision,
@@ -85,32 +86,29 @@ def is_modern_message(message: Message, headers: Mapping[str, str] | None) -> bo
     meta = message.params.get("_meta")
     if isinstance(meta, Mapping) and PROTOCOL_VERSION_KEY in meta:
         return True
-    version = decode_header_value((headers or {}).get("mcp-protocol-version"))
-    return version in MODERN_VERSIONS
+    return decode_header_value(request.header("mcp-protocol-version")) in MODERN_VERSIONS
 
 
 @dataclass(frozen=True)
 class Envelope:
-    """The per-request ``_meta`` of a modern request, and its HTTP headers.
+    """The per-request ``_meta`` of a modern request.
 
     Attributes:
         log_level: The lowest level of log messages the client wants for this request, or None.
-        headers: The HTTP headers by lower-case name; None on transports without headers.
     """
 
     version: str
     capabilities: Mapping[str, Any]
     client_info: Any = None
     log_level: str | None = None
-    headers: Mapping[str, str] | None = None
 
 
-def read_envelope(message: Message, headers: Mapping[str, str] | None) -> Envelope:
+def read_envelope(message: Message, request: RequestContext) -> Envelope:
     """Check a request's ``_meta`` and (over HTTP) its routing headers.
 
     Args:
         message: The request.
-        headers: HTTP headers by lower-case name; None on transports without headers (stdio).
+        request: Its context; its headers, over HTTP, must agree with the body.
 
     Raises:
         ProtocolError: -32602 (``_meta`` missing or malformed), -32020 (a header missing or
@@ -126,8 +124,8 @@ def read_envelope(message: Message, headers: Mapping[str, str] | None) -> Envelo
     if missing:
         raise error(INVALID_PARAMS, f"params._meta is missing {' and '.join(missing)}")
     version, capabilities = meta[PROTOCOL_VERSION_KEY], meta[CLIENT_CAPABILITIES_KEY]
-    if headers is not None:
-        _check_headers(message, version, headers)
+    if request.headers is not None:
+        _check_headers(message, version, request.headers)
     if not isinstance(version, str):
         raise error(INVALID_PARAMS, f"params._meta {PROTOCOL_VERSION_KEY} must be a string")
     if version not in MODERN_VERSIONS:
@@ -141,7 +139,7 @@ def read_envelope(message: Message, headers: Mapping[str, str] | None) -> Envelo
     level = meta.get(LOG_LEVEL_KEY)
     if level is not None:
         level = read_level(level, f"params._meta {LOG_LEVEL_KEY}")
-    return Envelope(version, capabilities, meta.get(CLIENT_INFO_KEY), level, headers)
+    return Envelope(version, capabilities, meta.get(CLIENT_INFO_KEY), level)
 
 
 def _check_headers(message: Message, version: Any, headers: Mapping[str, str]) -> None:
@@ -162,7 +160,7 @@ def _check_headers(message: Message, version: Any, headers: Mapping[str, str]) -
 
 
 class ModernProtocol:
-    """The 2026-07-28 revision: ``server/discover``, ``tools/list`` and ``tools/call`` with MRTR.
+    """The modern revision: ``server/discover``, ``tools/list`` and ``tools/call`` with MRTR.
 
     Args:
         host: The tools and the call core.
@@ -183,11 +181,11 @@ class ModernProtocol:
             "tools/call": self._tools_call,
         }
 
-    def accepts(self, message: Message, headers: Mapping[str, str] | None) -> bool:
+    def accepts(self, message: Message, request: RequestContext) -> bool:
         """Every message it is given: the modern revision is the endpoint's last resort."""
         return True
 
-    def handle(self, message: Message, headers: Mapping[str, str] | None, principal: str) -> Reply:
+    def handle(self, message: Message, request: RequestContext) -> Reply:
         """Answer one message.
 
         Raises:
@@ -197,21 +195,25 @@ class ModernProtocol:
             # NOTE: the modern revision defines no notification a tool server must act on
             # (cancellation is closing the HTTP response); accepted and dropped.
             return Reply(202)
-        envelope = read_envelope(message, headers)
+        envelope = read_envelope(message, request)
         method = self._methods.get(message.method)
         if method is None:
             raise error(
                 METHOD_NOT_FOUND, f"Method not found: {message.method}", {"method": message.method}
             )
-        if message.method == "tools/call" and accepts_stream(headers):
+        if message.method == "tools/call" and request.streams:
             token = progress_token(message.params)
             if token is not None or envelope.log_level is not None:
-                return self._tools_call_streaming(message, envelope, principal, token)
-        result = method(message.params, envelope, principal)
+                return self._tools_call_streaming(message, envelope, request, token)
+        result = method(message.params, envelope, request)
         return Reply(200, success(message.id, result))
 
     def _tools_call_streaming(
-        self, message: Request, envelope: Envelope, principal: str, token: ProgressToken | None
+        self,
+        message: Request,
+        envelope: Envelope,
+        request: RequestContext,
+        token: ProgressToken | None,
     ) -> Reply:
         """A call run beside the request, so its progress reports and log messages go out live.
 
@@ -221,7 +223,7 @@ class ModernProtocol:
         name = message.params.get("name")
         notifier = Notifier(token, name if isinstance(name, str) else "", envelope.log_level)
         running = notifier.start(
-            lambda sink: self._tools_call(message.params, envelope, principal, sink)
+            lambda sink: self._tools_call(message.params, envelope, request, sink)
         )
         first = running.first()
         if first is None:
@@ -236,16 +238,16 @@ class ModernProtocol:
         )
         return Reply(200, headers=NO_BUFFERING, stream=stream)
 
-    def _meta(self) -> dict[str, Any]:
-        return {SERVER_INFO_KEY: self.host.server_info}
-
     def _complete(self, result: Mapping[str, Any]) -> dict[str, Any]:
         return {"resultType": "complete", **result, "_meta": self._meta()}
 
+    def _meta(self) -> dict[str, Any]:
+        return {SERVER_INFO_KEY: self.host.server_info}
+
     def _discover(
-        self, params: Mapping[str, Any], envelope: Envelope, principal: str
+        self, params: Mapping[str, Any], envelope: Envelope, request: RequestContext
     ) -> dict[str, Any]:
-        # NOTE: logging is deprecated at 2026-07-28 (SEP-2577) but still declared while served.
+        # NOTE: logging is deprecated in the modern revision (SEP-2577); declared while served.
         result: dict[str, Any] = {
             "supportedVersions": list(MODERN_VERSIONS),
             "capabilities": {"tools": {}, "logging": {}},
@@ -256,7 +258,7 @@ class ModernProtocol:
         return self._complete(result)
 
     def _tools_list(
-        self, params: Mapping[str, Any], envelope: Envelope, principal: str
+        self, params: Mapping[str, Any], envelope: Envelope, request: RequestContext
     ) -> dict[str, Any]:
         if params.get("cursor") is not None:
             # NOTE: the list is never paged, so no cursor this server issued can come back.
@@ -269,7 +271,7 @@ class ModernProtocol:
         self,
         params: Mapping[str, Any],
         envelope: Envelope,
-        principal: str,
+        request: RequestContext,
         notifier: Notifier | None = None,
     ) -> dict[str, Any]:
         name = params.get("name")
@@ -277,39 +279,46 @@ class ModernProtocol:
             raise error(INVALID_PARAMS, "tools/call needs params.name, the tool's name")
         machine = self.host.machine(name)
         arguments = _object(params, "arguments")
-        if envelope.headers is not None:
-            check_param_headers(self._param_headers[name], arguments, envelope.headers)
-        responses = _object(params, "inputResponses")
-        binding = Binding(principal, name, arguments)
+        if request.headers is not None:
+            check_param_headers(self._param_headers[name], arguments, request.headers)
+        binding = Binding(request.principal, name, arguments)
         token = params.get("requestState")
-        state = self.sealer.open(token, binding) if token is not None else None
-        # NOTE: a state opens only for the very arguments it was minted for, and it was minted
-        # only after they passed the input schema: later rounds need not check them again.
-        problem = machine.check_arguments(arguments) if state is None else None
-        if problem is not None:
-            return self._complete(problem.to_result())
+        if token is None:
+            problem = machine.check_arguments(arguments)
+            if problem is not None:
+                return self._complete(adapt.result(problem, MODERN))
+            ledger = Ledger.start()
+        else:
+            # NOTE: a state opens only for the very arguments it was minted for, and it was
+            # minted only after they passed the input schema: later rounds need not check them.
+            ledger = self.sealer.open(token, binding)
         step = self.host.advance(
-            machine,
-            arguments,
-            principal=principal,
-            state=state,
-            responses=responses,
-            can_ask=can_elicit_form(envelope.capabilities),
-            progress=notifier.report if notifier else None,
-            logs=notifier.logs if notifier else None,
+            Call(
+                machine,
+                arguments,
+                request,
+                ledger,
+                responses=_object(params, "inputResponses"),
+                can_ask=can_elicit_form(envelope.capabilities),
+                progress=notifier.report if notifier else None,
+                logs=notifier.logs if notifier else None,
+            )
         )
         if isinstance(step, Asked):
-            requests = {
-                q.key: {"method": "elicitation/create", "params": q.params()}
-                for q in step.questions
-            }
-            return {
-                "resultType": "input_required",
-                "inputRequests": requests,
-                "requestState": self.sealer.seal(step.state, binding),
-                "_meta": self._meta(),
-            }
-        return self._complete(step.outcome.to_result())
+            return self._input_required(step, binding)
+        return self._complete(adapt.result(step.outcome, MODERN))
+
+    def _input_required(self, step: Asked, binding: Binding) -> dict[str, Any]:
+        requests = {
+            q.key: {"method": "elicitation/create", "params": adapt.elicitation(q, MODERN)}
+            for q in step.questions
+        }
+        return {
+            "resultType": "input_required",
+            "inputRequests": requests,
+            "requestState": self.sealer.seal(step.ledger, binding),
+            "_meta": self._meta(),
+        }
 
 
 def _object(params: Mapping[str, Any], name: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ recorded with its session, so a session can answer only its own. A question unan
 answer timeout ends the call with a result saying so; nothing is done.
 
 The questions of one round go out one after another; when every one is answered, the machine
-advances with all the answers, as a 2026-07-28 retry would, and may ask again. When the call's
+advances with all the answers, as a modern retry would, and may ask again. When the call's
 request carries a ``progressToken``, or the session set a log level, the later rounds run beside
 the stream, which carries their handlers' progress reports and log messages as they come
 (:mod:`host.protocol.streams`).
@@ -24,22 +24,21 @@ import json
 import logging
 import secrets
 import time
-import uuid
 from collections.abc import Generator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from host.errors import ProtocolError, StoreError
-from host.machine import Machine, Outcome, Question
-from host.machine.forms import downgrade, upgrade_answer
-from host.protocol.core import Asked, Finished, ToolHost
-from host.protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, Response, error, failure, success
+from host.machine import Outcome, Question
+from host.protocol import adapt
+from host.protocol.core import Asked, Call, Finished, ToolHost
+from host.protocol.jsonrpc import INVALID_REQUEST, Response, error, failure, internal_error, success
 from host.protocol.sessions import LegacyOptions, Session
 from host.protocol.state import digest
 from host.protocol.streams import Event, EventStream, Notifier
 from host.store.base import Store
 
-__all__ = ["EventStream", "Relay", "elicitation_params"]
+__all__ = ["Relay"]
 
 log = logging.getLogger("host.protocol.relay")
 
@@ -48,28 +47,13 @@ _ANSWERED = "elicit-answered:"
 _QUEUE = "answer:"
 
 
-def elicitation_params(question: Question, version: str) -> dict[str, Any]:
-    """A question's ``elicitation/create`` params, in what the session's revision knows.
-
-    2025-06-18 knows no ``mode`` and only the older form of enums and defaults (see
-    :func:`host.machine.forms.downgrade`).
-    """
-    params: dict[str, Any] = {
-        "message": question.message,
-        "requestedSchema": downgrade(question.schema, version),
-    }
-    if version >= "2025-11-25":
-        params = {"mode": "form", **params}
-    return params
-
-
 @dataclass(frozen=True)
-class _Call:
+class _Stream:
+    """One call whose questions go out on its stream."""
+
     session: Session
     request_id: str | int
-    machine: Machine
-    arguments: Mapping[str, Any]
-    principal: str
+    call: Call
     notifier: Notifier | None = None
 
 
@@ -94,21 +78,18 @@ class Relay:
         self,
         session: Session,
         request_id: str | int,
-        machine: Machine,
-        arguments: Mapping[str, Any],
-        principal: str,
+        call: Call,
         step: Asked,
         notifier: Notifier | None = None,
     ) -> EventStream:
-        """The events of a call whose first round asked ``step.questions``.
+        """The events of ``call``, whose first round asked ``step.questions``.
 
         Args:
             notifier: The request's notifications, when its client asked for progress or log
                 messages: later rounds then run beside the stream, which carries them as they
                 come.
         """
-        call = _Call(session, request_id, machine, arguments, principal, notifier)
-        return EventStream(self._events(call, step))
+        return EventStream(self._events(_Stream(session, request_id, call, notifier), step))
 
     def deliver(self, session: Session, response: Response) -> None:
         """Hand a client's answer to whichever worker waits for it.
@@ -138,82 +119,70 @@ class Relay:
             extra={"event": "answer_relayed", "session": session.tag, "question": _tag(qid)},
         )
 
-    def _events(self, call: _Call, step: Asked) -> Generator[Event, None, None]:
+    def _events(self, stream: _Stream, step: Asked) -> Generator[Event, None, None]:
         sent: list[str] = []
         try:
             while True:
-                responses: dict[str, Any] = {}
-                for question in step.questions:
-                    qid = secrets.token_urlsafe(18)
-                    sent.append(qid)
-                    self.store.put(_QUESTION + qid, call.session.id, self._ttl_s)
-                    log.info(
-                        "question sent",
-                        extra={
-                            "event": "question_sent",
-                            "session": call.session.tag,
-                            "tool": call.machine.name,
-                            "key": question.key,
-                            "question": _tag(qid),
-                        },
-                    )
-                    yield {
-                        "jsonrpc": "2.0",
-                        "id": qid,
-                        "method": "elicitation/create",
-                        "params": elicitation_params(question, call.session.version),
-                    }
-                    reply = yield from self._wait(qid)
-                    if reply is None:
-                        yield self._end(call, _timed_out(call, question, self.options))
-                        return
-                    if "result" not in reply:
-                        yield self._end(call, _client_failed(call, reply.get("error")))
-                        return
-                    responses[question.key] = _answer(reply["result"], question)
-                advanced = yield from self._advance(call, step, responses)
+                answered = yield from self._ask(stream, step, sent)
+                if isinstance(answered, Outcome):
+                    yield self._end(stream, answered)
+                    return
+                advanced = yield from self._advance(stream, step, answered)
                 if isinstance(advanced, Finished):
-                    yield self._end(call, advanced.outcome)
+                    yield self._end(stream, advanced.outcome)
                     return
                 step = advanced
         except ProtocolError as exc:
-            yield failure(call.request_id, exc)
+            yield failure(stream.request_id, exc)
         except Exception:
-            incident = uuid.uuid4().hex[:12]
-            log.exception(
-                "internal error",
-                extra={"event": "internal_error", "method": "tools/call", "incident": incident},
-            )
-            err = error(
-                INTERNAL_ERROR,
-                f"Internal error (incident {incident}); the details are in the server log",
-                {"incident": incident},
-            )
-            yield failure(call.request_id, err)
+            yield failure(stream.request_id, internal_error("tools/call"))
         finally:
             self._forget(sent)
 
+    def _ask(
+        self, stream: _Stream, step: Asked, sent: list[str]
+    ) -> Generator[Event, None, dict[str, Any] | Outcome]:
+        """Ask a round's questions one after another: their answers, or how the call ended."""
+        responses: dict[str, Any] = {}
+        session, tool = stream.session, stream.call.machine.name
+        for question in step.questions:
+            qid = secrets.token_urlsafe(18)
+            sent.append(qid)
+            self.store.put(_QUESTION + qid, session.id, self._ttl_s)
+            log.info(
+                "question sent",
+                extra={
+                    "event": "question_sent",
+                    "session": session.tag,
+                    "tool": tool,
+                    "key": question.key,
+                    "question": _tag(qid),
+                },
+            )
+            yield {
+                "jsonrpc": "2.0",
+                "id": qid,
+                "method": "elicitation/create",
+                "params": adapt.elicitation(question, session.revision),
+            }
+            reply = yield from self._wait(qid)
+            if reply is None:
+                return _timed_out(tool, question, self.options)
+            if "result" not in reply:
+                return _client_failed(tool, reply.get("error"))
+            responses[question.key] = _answer(reply["result"], question)
+        return responses
+
     def _advance(
-        self, call: _Call, step: Asked, responses: Mapping[str, Any]
+        self, stream: _Stream, step: Asked, responses: Mapping[str, Any]
     ) -> Generator[Event, None, Asked | Finished]:
         """The next round; with notifications, run beside the stream, which sends them live."""
-        if call.notifier is None:
-            return self.host.advance(
-                call.machine,
-                call.arguments,
-                principal=call.principal,
-                state=step.state,
-                responses=responses,
-            )
-        running = call.notifier.start(
+        call = replace(stream.call, ledger=step.ledger, responses=responses)
+        if stream.notifier is None:
+            return self.host.advance(call)
+        running = stream.notifier.start(
             lambda notifier: self.host.advance(
-                call.machine,
-                call.arguments,
-                principal=call.principal,
-                state=step.state,
-                responses=responses,
-                progress=notifier.report,
-                logs=notifier.logs,
+                replace(call, progress=notifier.report, logs=notifier.logs)
             )
         )
         advanced: Asked | Finished = yield from running.events(self.options.keepalive_s)
@@ -231,10 +200,9 @@ class Relay:
                 yield None
         return None
 
-    def _end(self, call: _Call, outcome: Outcome) -> dict[str, Any]:
-        session = call.session
-        result = outcome.to_result(structured=session.structured, version=session.version)
-        return success(call.request_id, result)
+    @staticmethod
+    def _end(stream: _Stream, outcome: Outcome) -> dict[str, Any]:
+        return success(stream.request_id, adapt.result(outcome, stream.session.revision))
 
     def _forget(self, sent: list[str]) -> None:
         """Drop the call's questions, so late answers to them are refused."""
@@ -247,29 +215,27 @@ class Relay:
 
 def _answer(result: Mapping[str, Any], question: Question) -> dict[str, Any]:
     """A client's ``ElicitResult`` as an answer, a legacy multi-select string split back."""
-    answer: dict[str, Any] = {"action": result.get("action")}
+    answer = dict(result)
     content = result.get("content")
     if isinstance(content, Mapping):
-        answer["content"] = upgrade_answer(question.schema, content)
-    elif content is not None:
-        answer["content"] = content  # NOTE: the machine rejects it with a clear message
+        answer["content"] = adapt.answer(question.schema, content)
     return answer
 
 
-def _timed_out(call: _Call, question: Question, options: LegacyOptions) -> Outcome:
+def _timed_out(tool: str, question: Question, options: LegacyOptions) -> Outcome:
     return Outcome.error(
         f"No answer to the question {question.message!r} arrived within "
-        f"{options.answer_timeout_s:g} seconds, so {call.machine.name} stopped without doing "
+        f"{options.answer_timeout_s:g} seconds, so {tool} stopped without doing "
         "anything. Call the tool again to ask again."
     )
 
 
-def _client_failed(call: _Call, err: Any) -> Outcome:
+def _client_failed(tool: str, err: Any) -> Outcome:
     code = err.get("code") if isinstance(err, Mapping) else None
     message = err.get("message") if isinstance(err, Mapping) else None
     return Outcome.error(
         f"The client could not show the question (error {code}: {message}), so "
-        f"{call.machine.name} stopped without doing anything."
+        f"{tool} stopped without doing anything."
     )
 
 

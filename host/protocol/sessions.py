@@ -1,4 +1,4 @@
-"""Legacy sessions (2025-11-25, 2025-06-18, 2025-03-26): version negotiation and signed session ids.
+"""Legacy sessions: version negotiation and signed session ids.
 
 A session's data (its negotiated revision, whether its client can show forms, who it is) travels
 inside the ``Mcp-Session-Id`` itself, signed with the same keys as ``requestState``: any gunicorn
@@ -10,7 +10,6 @@ level the client set with ``logging/setLevel``, so every worker forwards the sam
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import secrets
 import time
@@ -18,40 +17,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from itsdangerous import BadData, URLSafeSerializer
-
 from host.protocol.core import can_elicit_form
-from host.protocol.state import digest
+from host.protocol.revisions import REVISIONS, Revision
+from host.protocol.seal import Sealer
+from host.protocol.state import digest, principal_digest
 
-__all__ = [
-    "LEGACY_VERSIONS",
-    "LegacyOptions",
-    "Session",
-    "SessionSealer",
-    "knows_forms",
-    "negotiate",
-    "principal_digest",
-]
+__all__ = ["LegacyOptions", "Session", "SessionSealer"]
 
 log = logging.getLogger("host.protocol.sessions")
 
-#: The legacy revisions served, newest first.
-LEGACY_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-06-18", "2025-03-26")
-
-_SALT = "host.session.v1"
-_VERSION = 1
+_SALT = "host.session.v2"
 #: A session id is a few hundred bytes; anything far larger is not one of ours.
 _MAX_TOKEN = 4096
-
-
-def negotiate(requested: str) -> str:
-    """The revision to answer ``initialize`` with: the client's when served, else the newest."""
-    return requested if requested in LEGACY_VERSIONS else LEGACY_VERSIONS[0]
-
-
-def knows_forms(version: str) -> bool:
-    """Whether a revision has form elicitation at all (it arrived in 2025-06-18)."""
-    return version >= "2025-06-18"
 
 
 @dataclass(frozen=True)
@@ -93,9 +70,9 @@ class Session:
     expires: float
 
     @property
-    def structured(self) -> bool:
-        """Whether results may carry ``structuredContent`` (2025-06-18 on)."""
-        return self.version >= "2025-06-18"
+    def revision(self) -> Revision:
+        """What the session's revision knows."""
+        return REVISIONS[self.version]
 
     @property
     def tombstone(self) -> str:
@@ -113,11 +90,6 @@ class Session:
         return digest(["session", self.id])[:10]
 
 
-def principal_digest(principal: str) -> str:
-    """The principal as a session id carries it: digested, so the id does not show it."""
-    return digest(["principal", principal])
-
-
 class SessionSealer:
     """Mints and opens signed session ids.
 
@@ -130,62 +102,42 @@ class SessionSealer:
     def __init__(
         self, keys: Sequence[str], ttl_s: float, *, clock: Callable[[], float] = time.time
     ) -> None:
-        if not keys or any(not k for k in keys):
-            raise ValueError("the session sealer needs at least one non-empty key")
-        self.ttl_s = ttl_s
-        self._clock = clock
-        # NOTE: itsdangerous signs with the last key; ours are newest first.
-        self._serializer = URLSafeSerializer(
-            list(reversed(keys)),
-            salt=_SALT,
-            signer_kwargs={"digest_method": hashlib.sha256},
-        )
+        self._sealer = Sealer(keys, _SALT, ttl_s, max_length=_MAX_TOKEN, clock=clock)
 
     def start(
-        self, version: str, capabilities: Mapping[str, Any], client: Any, principal: str
+        self, revision: Revision, capabilities: Mapping[str, Any], client: Any, principal: str
     ) -> tuple[Session, str]:
         """A new session for an ``initialize``, and its id for the ``Mcp-Session-Id`` header."""
-        session = Session(
-            id=secrets.token_urlsafe(12),
-            version=version,
-            forms=knows_forms(version) and can_elicit_form(capabilities),
-            client=_client_info(client),
-            principal=principal_digest(principal),
-            expires=round(self._clock() + self.ttl_s, 3),
-        )
         payload = {
-            "v": _VERSION,
-            "s": session.id,
-            "r": session.version,
-            "f": session.forms,
-            "c": dict(session.client),
-            "p": session.principal,
-            "x": session.expires,
+            "s": secrets.token_urlsafe(12),
+            "r": revision.version,
+            "f": revision.forms and can_elicit_form(capabilities),
+            "c": _client_info(client),
+            "p": principal_digest(principal),
         }
-        token = self._serializer.dumps(payload)
-        return session, token if isinstance(token, str) else token.decode("ascii")
+        token = self._sealer.seal(payload)
+        session = self._session(self._sealer.open(token))
+        assert isinstance(session, Session)
+        return session, token
 
     def open(self, token: str, principal: str) -> Session | None:
         """The session a client's id names, or None when it is not a live id of this caller.
 
         Reasons (forged, expired, another caller's) go to the log, never to the client.
         """
-        reason = self._check(token, principal)
-        if isinstance(reason, Session):
-            return reason
-        log.info("session id refused", extra={"event": "session_refused", "reason": reason})
+        session = self._session(self._sealer.open(token))
+        if isinstance(session, Session) and session.principal != principal_digest(principal):
+            session = "another caller's"
+        if isinstance(session, Session):
+            return session
+        log.info("session id refused", extra={"event": "session_refused", "reason": session})
         return None
 
-    def _check(self, token: str, principal: str) -> Session | str:
-        if not token or len(token) > _MAX_TOKEN:
-            return "empty or too long"
+    @staticmethod
+    def _session(payload: dict[str, Any] | str) -> Session | str:
+        if isinstance(payload, str):
+            return payload
         try:
-            payload = self._serializer.loads(token)
-        except BadData:
-            return "bad signature or encoding"
-        try:
-            if not isinstance(payload, dict) or payload["v"] != _VERSION:
-                return "unknown version"
             session = Session(
                 id=payload["s"],
                 version=payload["r"],
@@ -194,20 +146,17 @@ class SessionSealer:
                 principal=payload["p"],
                 expires=payload["x"],
             )
-        except (KeyError, TypeError):
+        except KeyError:
             return "malformed payload"
         if not (
             isinstance(session.id, str)
-            and session.version in LEGACY_VERSIONS
+            and session.version in REVISIONS
+            and not session.revision.modern
             and isinstance(session.forms, bool)
             and isinstance(session.client, dict)
-            and isinstance(session.expires, int | float)
+            and isinstance(session.principal, str)
         ):
             return "malformed payload"
-        if self._clock() > session.expires:
-            return "expired"
-        if session.principal != principal_digest(principal):
-            return "another caller's"
         return session
 
 

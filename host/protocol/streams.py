@@ -25,13 +25,12 @@ import json
 import logging
 import queue
 import threading
-import uuid
 from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
 from host.errors import ProtocolError
 from host.machine import ProgressSink
-from host.protocol.jsonrpc import INTERNAL_ERROR, error, failure
+from host.protocol.jsonrpc import failure, internal_error
 from host.protocol.messages import LogForward
 
 __all__ = [
@@ -41,8 +40,6 @@ __all__ = [
     "Notifier",
     "ProgressToken",
     "Running",
-    "accepts_stream",
-    "internal_failure",
     "progress_token",
     "stream_after",
 ]
@@ -100,18 +97,6 @@ def progress_token(params: Mapping[str, Any]) -> ProgressToken | None:
     if isinstance(token, bool) or not isinstance(token, str | int):
         return None
     return token
-
-
-def accepts_stream(headers: Mapping[str, str] | None) -> bool:
-    """Whether the reply may be an event stream: ``Accept`` lists it (HTTP), or stdio (no headers).
-
-    NOTE: only an explicit ``text/event-stream`` counts; a client that sent ``*/*`` or no
-    ``Accept`` at all gets plain JSON, which every client reads.
-    """
-    if headers is None:
-        return True
-    accept = headers.get("accept") or ""
-    return "text/event-stream" in {part.split(";")[0].strip().lower() for part in accept.split(",")}
 
 
 class Notifier:
@@ -244,20 +229,6 @@ class Running(Generic[T]):
         return self.result()
 
 
-def internal_failure(request_id: Any, method: str) -> dict[str, Any]:
-    """The error response for an unexpected failure, logged with an incident id."""
-    incident = uuid.uuid4().hex[:12]
-    log.exception(
-        "internal error", extra={"event": "internal_error", "method": method, "incident": incident}
-    )
-    err = error(
-        INTERNAL_ERROR,
-        f"Internal error (incident {incident}); the details are in the server log",
-        {"incident": incident},
-    )
-    return failure(request_id, err)
-
-
 def stream_after(
     request_id: Any,
     method: str,
@@ -285,6 +256,6 @@ def stream_after(
         except ProtocolError as exc:
             yield failure(request_id, exc)
         except Exception:
-            yield internal_failure(request_id, method)
+            yield failure(request_id, internal_error(method))
 
     return EventStream(events())

@@ -18,6 +18,7 @@ from host.spec.diagnostics import Diagnostic
 from host.spec.handlers import HandlerIndex
 from host.spec.load import Document, load_paths
 from host.spec.model import FALLBACK_TOOL, Ask, Confirm, Pos, Project, Server
+from host.spec.paths import default_handlers_dir
 from host.spec.rules import error, warning
 from host.spec.rules_advice import check_advice
 from host.spec.rules_examples import check_examples
@@ -53,14 +54,6 @@ class CheckResult:
     def warnings(self) -> list[Diagnostic]:
         """The diagnostics of severity ``warning``."""
         return [d for d in self.diagnostics if d.severity == "warning"]
-
-
-def default_handlers_dir(specs: Path) -> Path:
-    """``handlers/`` beside the specs directory (beside the file's directory for a file)."""
-    directory = specs if specs.is_dir() or not specs.suffix else specs.parent
-    if directory.name in ("", ".", ".."):
-        return directory / ".." / "handlers"
-    return directory.parent / "handlers"
 
 
 def check_project(

@@ -1,13 +1,13 @@
 """``x-mcp-header`` in an input schema: where each annotation sits, and whether it is valid.
 
-MCP 2026-07-28 (SEP-2243) lets a tool mirror an argument into an HTTP header: a property of the
-input schema that carries ``"x-mcp-header": "Region"`` is sent by clients, over HTTP, as the
-header ``Mcp-Param-Region`` too, so that proxies and load balancers can route on it without
-reading the body; the server checks that the header and the body agree. The annotation is valid
-only on a property of type ``string``, ``integer`` or ``boolean`` reached from the top of the
-schema through ``properties`` alone, with a name that is an HTTP field-name token, unique among
-the tool's annotations ignoring case. Clients drop a tool whose annotations break these rules, so
-the validator reports them (rule ``mcp-header``) and the server ignores them.
+The modern MCP revision (SEP-2243) lets a tool mirror an argument into an HTTP header: a property
+of the input schema that carries ``"x-mcp-header": "Region"`` is sent by clients, over HTTP, as the
+header ``Mcp-Param-Region`` too, so that proxies and load balancers can route on it without reading
+the body; the server checks that the header and the body agree. The annotation is valid only on a
+property of type ``string``, ``integer`` or ``boolean`` reached from the top of the schema through
+``properties`` alone, with a name that is an HTTP field-name token, unique among the tool's
+annotations ignoring case. Clients drop a tool whose annotations break these rules, so the
+validator reports them (rule ``mcp-header``) and the server ignores them.
 
 This module only reads schemas: the validator turns problems into diagnostics, the protocol layer
 checks headers against the valid annotations.

@@ -22,7 +22,7 @@ from host.testing.wire import WsgiTransport
 __all__ = ["TEST_SECRET", "load", "patched_env", "serve"]
 
 #: Signs ``requestState`` in tests: fixed, so nothing depends on a random per-process key.
-TEST_SECRET = "host-testing-not-a-secret"
+TEST_SECRET = "host-testing-not-a-secret-0123456789"
 
 
 def load(specs_dir: Path, handlers_dir: Path) -> Project:

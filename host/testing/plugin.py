@@ -28,6 +28,7 @@ import pytest
 
 from host.errors import HostError, SpecError
 from host.spec.model import Project
+from host.spec.paths import default_handlers_dir
 from host.testing.client import McpClient
 from host.testing.examples import Case, run_example
 from host.testing.harness import expand, load, serve
@@ -86,7 +87,7 @@ def configured_handlers(config: pytest.Config, specs_dir: Path) -> Path:
     ini = str(config.getini("host_handlers") or "")
     if ini:
         return (_ini_base(config) / ini).resolve()
-    return specs_dir.parent / "handlers"
+    return default_handlers_dir(specs_dir)
 
 
 def configured_env(config: pytest.Config) -> dict[str, str | None]:
@@ -155,7 +156,7 @@ def mcp(
     host_data_dir: Path,
     host_env: dict[str, str | None],
 ) -> Iterator[McpClient]:
-    """A 2026-07-28 client of the real app serving ``host_specs``, with fresh data."""
+    """A modern MCP client of the real app serving ``host_specs``, with fresh data."""
     try:
         project = project_for(request.config, host_specs, host_handlers)
     except SpecError as exc:

@@ -9,35 +9,34 @@ from __future__ import annotations
 
 import json
 import logging
-import secrets
 from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import falcon
 
+from host.assembly import assemble
 from host.errors import StoreError
-from host.machine import compile_project
-from host.protocol import Endpoint, Reply, make_endpoint
+from host.protocol import Endpoint, Reply, RequestContext
 from host.protocol.jsonrpc import INVALID_REQUEST, error, failure
 from host.settings import Settings
 from host.spec.model import Project
-from host.store import Store, open_store
+from host.store import Store
 
-__all__ = ["McpResource", "create_app", "origin_allowed", "principal"]
+__all__ = ["McpResource", "create_app", "origin_allowed", "request_context"]
 
 log = logging.getLogger("host.web")
 
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 
 
-def principal(req: falcon.Request) -> str:
-    """Who is calling. Every caller is ``anonymous`` until the host authenticates requests.
+def request_context(req: falcon.Request) -> RequestContext:
+    """The protocol's view of an HTTP request: its headers and who is calling.
 
-    NOTE: the one place to change when authentication arrives; ``requestState`` is already
-    bound to what this returns.
+    NOTE: every caller is ``anonymous`` until the host authenticates requests; this is the one
+    place that decides who calls.
     """
-    return "anonymous"
+    return RequestContext.http({name.lower(): value for name, value in req.headers.items()})
 
 
 def origin_allowed(origin: str | None, allowed: tuple[str, ...]) -> bool:
@@ -97,13 +96,13 @@ class McpResource:
         _json_error(resp, 405, f"Method not allowed: {req.method} /mcp; send JSON-RPC with POST")
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """No server-to-client stream in 2026-07-28: 405."""
+        """No server-to-client stream in the modern revision: 405."""
         self._not_allowed(req, resp)
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response) -> None:
         """End the legacy session ``Mcp-Session-Id`` names (204); 405 without one.
 
-        NOTE: 2026-07-28 has no sessions, so a DELETE that names none has nothing to end.
+        NOTE: the modern revision has no sessions, so a DELETE that names none has nothing to end.
         """
         if req.get_header("Mcp-Session-Id") is None:
             self._not_allowed(req, resp)
@@ -111,8 +110,7 @@ class McpResource:
         if not self._origin_ok(req, resp):
             return
         resp.set_header("Cache-Control", "no-store")
-        headers = {name.lower(): value for name, value in req.headers.items()}
-        reply = self.endpoint.end_session(headers, principal(req))
+        reply = self.endpoint.end_session(request_context(req))
         if reply is None:
             self._not_allowed(req, resp)
             return
@@ -133,8 +131,7 @@ class McpResource:
         body = self._read_body(req, resp)
         if body is None:
             return
-        headers = {name.lower(): value for name, value in req.headers.items()}
-        self._write(resp, self.endpoint.handle(body, headers, principal(req)))
+        self._write(resp, self.endpoint.handle(body, request_context(req)))
 
     def _read_body(self, req: falcon.Request, resp: falcon.Response) -> bytes | None:
         limit = self.settings.max_body
@@ -219,35 +216,16 @@ def create_app(
         settings = replace(settings, specs_dir=Path(specs_dir))
     if handlers_dir is not None:
         settings = replace(settings, handlers_dir=Path(handlers_dir))
-    if project is None:
-        from host.spec import load_project
-
-        project = load_project(settings.specs_dir, settings.handlers_path)
-    machines = compile_project(project)
-    keys: tuple[str, ...] = settings.secrets
-    if not keys:
-        keys = (secrets.token_urlsafe(32),)
+    if not settings.secrets:
         log.warning(
-            "HOST_SECRET is not set: requestState and legacy session ids are signed with a "
-            "random key of this process only. A retry that reaches another worker or instance, "
-            "or comes after a restart, will fail with 'Invalid or expired requestState' (a legacy "
-            "session with 404). Set HOST_SECRET to the same value everywhere.",
-            extra={"event": "ephemeral_secret"},
+            "HOST_SECRET is not set: requestState and legacy session ids are signed with the "
+            "secret kept in the data directory, which only processes on this machine share. "
+            "Set HOST_SECRET to the same value on every instance.",
+            extra={"event": "generated_secret"},
         )
-    if settings.store_url is None:
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
-    store = open_store(settings.store)
-    endpoint = make_endpoint(
-        project.server,
-        machines,
-        store,
-        keys=keys,
-        state_ttl_s=settings.state_ttl_s,
-        data_dir=settings.data_dir,
-        legacy=settings.legacy(),
-    )
+    served = assemble(settings, project)
     app: falcon.App[falcon.Request, falcon.Response] = falcon.App()
-    app.add_route("/mcp", McpResource(endpoint, settings))
+    app.add_route("/mcp", McpResource(served.endpoint, settings))
     app.add_route("/healthz", HealthResource())
-    app.add_route("/readyz", ReadyResource(store, len(machines)))
+    app.add_route("/readyz", ReadyResource(served.store, len(served.machines)))
     return app

@@ -9,21 +9,21 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from host.assembly import ensure_secret
 from host.errors import HostError
 from host.settings import Settings
 from host.spec.check import check_project
+from host.spec.paths import default_handlers_dir
 from host.spec.report import format_diagnostics
 from host.store import open_store
 
 __all__ = [
     "ServeOptions",
-    "ensure_secret",
     "gunicorn_argv",
     "serve",
     "settings_problem",
@@ -55,27 +55,13 @@ class ServeOptions:
     store: str | None = None
 
 
-def ensure_secret(data_dir: Path) -> str:
-    """The secret kept in ``data_dir/secret``, generated (mode 0600) on first use."""
-    path = data_dir / "secret"
-    data_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return path.read_text().strip()
-    with os.fdopen(fd, "w") as handle:
-        value = secrets.token_urlsafe(32)
-        handle.write(value + "\n")
-    return value
-
-
 def worker_env(options: ServeOptions, environ: Mapping[str, str]) -> dict[str, str]:
     """The environment gunicorn's workers get: the caller's, plus the host's settings."""
     env = dict(environ)
     data_dir = (options.data_dir or Path(environ.get("HOST_DATA_DIR", ".host"))).resolve()
     env["HOST_DATA_DIR"] = str(data_dir)
     env["HOST_SPECS"] = str(options.specs.resolve())
-    handlers = options.handlers or options.specs.resolve().parent / "handlers"
+    handlers = options.handlers or default_handlers_dir(options.specs)
     env["HOST_HANDLERS"] = str(handlers.resolve())
     if options.store:
         env["HOST_STORE"] = options.store
@@ -130,7 +116,7 @@ def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
         settings cannot be served (a bad ``HOST_*`` value, a store that cannot be opened); with
         ``exec_=False``, the command line instead of running it (for tests and ``--dry-run``).
     """
-    handlers = options.handlers or options.specs.resolve().parent / "handlers"
+    handlers = options.handlers or default_handlers_dir(options.specs)
     result = check_project([options.specs], handlers)
     errors = [d for d in result.diagnostics if d.severity == "error"]
     if result.diagnostics:

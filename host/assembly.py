@@ -1,0 +1,118 @@
+"""The served host, assembled one way for every transport: settings → specs → machines → endpoint.
+
+The WSGI app (:mod:`host.web.app`), ``host stdio`` (:mod:`host.stdio`), ``host call`` and the test
+kit all get their endpoint from :func:`assemble`, so a setting means the same thing whichever way
+the host is started.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from host.machine import Machine, compile_project
+from host.protocol import Endpoint, LogObserver, Observer, make_endpoint
+from host.settings import Settings
+from host.spec.model import Project
+from host.store import Store, open_store
+
+__all__ = ["Assembly", "assemble", "ensure_secret", "private_dir"]
+
+log = logging.getLogger("host")
+
+_SECRET_FILE = "secret"
+
+
+@dataclass(frozen=True)
+class Assembly:
+    """Everything one served host is made of.
+
+    Attributes:
+        settings: The deployment settings it was assembled from.
+        project: The checked specs.
+        machines: The compiled tools, by name, in ``tools/list`` order.
+        store: The shared store (the caller closes it).
+        endpoint: The MCP endpoint every transport hands messages to.
+    """
+
+    settings: Settings
+    project: Project
+    machines: dict[str, Machine]
+    store: Store
+    endpoint: Endpoint
+
+
+def assemble(
+    settings: Settings,
+    project: Project | None = None,
+    *,
+    observers: Sequence[Observer] = (LogObserver(),),
+) -> Assembly:
+    """Load (unless given), compile and serve the specs ``settings`` names.
+
+    Without ``HOST_SECRET``, every process of this data directory shares one generated secret
+    (:func:`ensure_secret`), so a second round that reaches another worker still opens.
+
+    Raises:
+        host.errors.SpecError: The specs have problems (every diagnostic is attached).
+        host.errors.StoreError: The store cannot be opened.
+    """
+    if project is None:
+        from host.spec import load_project
+
+        project = load_project(settings.specs_dir, settings.handlers_path)
+    machines = compile_project(project)
+    if settings.store_url is None:
+        private_dir(settings.data_dir)
+    keys = settings.secrets or (ensure_secret(settings.data_dir),)
+    store = open_store(settings.store)
+    endpoint = make_endpoint(
+        project.server,
+        machines,
+        store,
+        keys=keys,
+        state_ttl_s=settings.state_ttl_s,
+        data_dir=settings.data_dir,
+        legacy=settings.legacy(),
+        observers=observers,
+    )
+    return Assembly(settings, project, machines, store, endpoint)
+
+
+def private_dir(path: Path) -> Path:
+    """``path`` as a folder only its owner can use (0700), created if missing.
+
+    NOTE: the data directory holds the store and the generated secret. A folder that exists
+    and belongs to this user is tightened too; one of another user's is left as it is (its
+    owner decides).
+    """
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.stat().st_uid == os.getuid():
+        os.chmod(path, 0o700)
+    return path
+
+
+def ensure_secret(data_dir: Path) -> str:
+    """The secret kept in ``data_dir/secret`` (mode 0600), generated on first use.
+
+    NOTE: several workers may start at once. The secret is written whole to a temporary file
+    and linked into place, which fails if another process got there first; so nobody ever reads
+    a half-written secret, and every process ends up with the same one.
+    """
+    path = private_dir(data_dir) / _SECRET_FILE
+    if not path.exists():
+        fd, temporary = tempfile.mkstemp(dir=data_dir, prefix=".secret-")
+        try:
+            with os.fdopen(fd, "w") as handle:
+                handle.write(secrets.token_urlsafe(32) + "\n")
+            os.link(temporary, path)
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(temporary)
+    return path.read_text().strip()

@@ -1,0 +1,64 @@
+"""One request's context: who calls, over what, and what the transport can do.
+
+A transport builds a :class:`RequestContext` for each message and hands it to the endpoint with
+the message's bytes; every protocol method reads what it needs from it instead of threading
+headers and principals through each call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ANONYMOUS", "RequestContext"]
+
+ANONYMOUS = "anonymous"
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    """What the protocol layer knows of one request besides its message.
+
+    Attributes:
+        principal: Who calls: the authenticated identity, or ``anonymous``.
+        scopes: The scopes the caller's credentials hold.
+        claims: The caller's verified token claims.
+        headers: The HTTP headers by lower-case name; None on transports without headers (stdio).
+        session: A legacy session id the transport holds for the client (stdio keeps the one
+            its ``initialize`` returned); over HTTP it comes from the ``Mcp-Session-Id`` header.
+        streams: Whether the reply may be a stream of messages (an ``Accept`` that lists
+            ``text/event-stream``, or stdio): progress, log messages and legacy questions need it.
+    """
+
+    principal: str = ANONYMOUS
+    scopes: frozenset[str] = frozenset()
+    claims: Mapping[str, Any] = field(default_factory=dict)
+    headers: Mapping[str, str] | None = None
+    session: str | None = None
+    streams: bool = False
+
+    @classmethod
+    def http(cls, headers: Mapping[str, str], **identity: Any) -> RequestContext:
+        """The context of an HTTP request: its headers (lower-case names) and the caller."""
+        return cls(
+            headers=headers,
+            session=headers.get("mcp-session-id"),
+            streams=_accepts_stream(headers.get("accept")),
+            **identity,
+        )
+
+    def header(self, name: str) -> str | None:
+        """An HTTP header's value by lower-case name; None when absent or not over HTTP."""
+        return None if self.headers is None else self.headers.get(name)
+
+
+def _accepts_stream(accept: str | None) -> bool:
+    """Whether ``Accept`` lists ``text/event-stream``.
+
+    NOTE: only an explicit ``text/event-stream`` counts; a client that sent ``*/*`` or no
+    ``Accept`` at all gets plain JSON, which every client reads.
+    """
+    if not accept:
+        return False
+    return "text/event-stream" in {part.split(";")[0].strip().lower() for part in accept.split(",")}

@@ -1,0 +1,106 @@
+"""What happened in a round of a tool call, told once, by the core, to every observer.
+
+The log line, the metrics, the audit trail and the traces all want the same facts about a round:
+which tool, which round, who called, what was asked, how the user answered, whether the act ran or
+was replayed, how it ended, how long it took. The core fills one :class:`Round` per round and hands
+it to each :class:`Observer`; nobody else re-derives those facts, so they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+__all__ = ["LogObserver", "Observer", "Round", "RoundOutcome", "notify"]
+
+log = logging.getLogger("host.protocol")
+
+RoundOutcome = Literal["input_required", "complete", "error", "rejected"]
+"""How a round ended: it asked, it finished (well or with a tool error), or it was refused."""
+
+
+@dataclass
+class Round:
+    """The facts of one round of a ``tools/call``, filled in as the round runs.
+
+    Attributes:
+        tool: The tool's name.
+        round: The round's number, from 1.
+        principal: Who called.
+        started: When the round started (``time.monotonic()``).
+        outcome: How it ended.
+        asked: Keys of the questions it asked (``input_required``).
+        reasked: Keys among ``asked`` whose earlier answers no longer applied: the question's
+            text changed since it was answered.
+        answers: This round's answers taken, by key: their actions.
+        acted: The act ran in this round.
+        replayed: The result is the act's record from an earlier request.
+        ending: ``declined``, ``cancelled`` or ``unticked`` when the user ended the call so.
+        incident: The incident id of an internal failure.
+        code: The JSON-RPC error code of a rejected round.
+        duration_s: Seconds the round took.
+    """
+
+    tool: str
+    round: int
+    principal: str
+    started: float
+    outcome: RoundOutcome = "complete"
+    asked: tuple[str, ...] = ()
+    reasked: tuple[str, ...] = ()
+    answers: Mapping[str, str] = field(default_factory=dict)
+    acted: bool = False
+    replayed: bool = False
+    ending: str | None = None
+    incident: str | None = None
+    code: int | None = None
+    duration_s: float = 0.0
+
+
+class Observer(Protocol):
+    """Something that wants to know about every round (log, metrics, audit, traces)."""
+
+    def round_ended(self, event: Round) -> None:
+        """Called once per round, after it ended, on the request's thread."""
+        ...
+
+
+def notify(observers: Sequence[Observer], event: Round) -> None:
+    """Tell every observer; one that fails is logged and does not stop the others or the call."""
+    for observer in observers:
+        try:
+            observer.round_ended(event)
+        except Exception:
+            log.exception("an observer failed", extra={"event": "observer_failed"})
+
+
+class LogObserver:
+    """Writes the ``tool call`` log line of each round (``event: tool_call``)."""
+
+    def round_ended(self, event: Round) -> None:
+        """One INFO line with the round's facts; never arguments or answers' content."""
+        if not log.isEnabledFor(logging.INFO):
+            return
+        fields: dict[str, Any] = {
+            "event": "tool_call",
+            "tool": event.tool,
+            "round": event.round,
+            "principal": event.principal,
+            "outcome": event.outcome,
+            "duration_ms": round(event.duration_s * 1000, 1),
+        }
+        if event.asked:
+            fields["asked"] = list(event.asked)
+        if event.reasked:
+            fields["reasked"] = list(event.reasked)
+        if event.answers:
+            fields["answers"] = dict(event.answers)
+        if event.outcome in ("complete", "error"):
+            fields.update(acted=event.acted, replayed=event.replayed, incident=event.incident)
+        if event.ending:
+            fields["ending"] = event.ending
+        if event.code is not None:
+            fields["code"] = event.code
+        log.info("tool call", extra=fields)

@@ -1,0 +1,104 @@
+"""Sealed tokens: small JSON payloads the client carries and cannot change, with an expiry.
+
+Both things the host hands a client to bring back, a ``requestState`` and a legacy
+``Mcp-Session-Id``, are sealed here: compact JSON in URL-safe base64, signed with itsdangerous
+(HMAC-SHA256) under a salt of their own, so one can never be passed off as the other. Keys come
+newest first, as operators write them in ``HOST_SECRET``: the first signs and every one verifies,
+so a key can be rotated in and the old one retired a lifetime later.
+
+A payload is readable by the client: never seal a secret in one. Opening reports why a token was
+refused (for the log), never to the client.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from itsdangerous import BadData, Serializer
+
+__all__ = ["Sealer"]
+
+
+class _CompactJson:
+    """itsdangerous's payload serializer: compact JSON in URL-safe base64, never compressed.
+
+    NOTE: tokens are a few hundred bytes; zlib saved little and cost more than the HMAC.
+    """
+
+    @staticmethod
+    def dumps(value: Any) -> str:
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        return base64.urlsafe_b64encode(text.encode("utf-8")).rstrip(b"=").decode("ascii")
+
+    @staticmethod
+    def loads(text: str | bytes) -> Any:
+        raw = text.encode("ascii") if isinstance(text, str) else text
+        return json.loads(base64.urlsafe_b64decode(raw + b"=" * (-len(raw) % 4)))
+
+
+class Sealer:
+    """Seals and opens one kind of token.
+
+    Args:
+        keys: Secret keys, newest first: the first signs, every one verifies.
+        salt: What kind of token this is; tokens of another salt never open.
+        ttl_s: How long a sealed token stays valid, in seconds.
+        max_length: Longer tokens are refused before any HMAC is computed.
+        clock: The time source (tests pass their own).
+
+    Raises:
+        ValueError: No key, an empty key, or a lifetime that is not positive.
+    """
+
+    def __init__(
+        self,
+        keys: Sequence[str],
+        salt: str,
+        ttl_s: float,
+        *,
+        max_length: int,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not keys or any(not k for k in keys):
+            raise ValueError(f"the {salt} sealer needs at least one non-empty key")
+        if not ttl_s > 0:
+            raise ValueError(f"the {salt} lifetime must be positive, got {ttl_s!r}")
+        self.ttl_s = ttl_s
+        self.clock = clock
+        self._max_length = max_length
+        # NOTE: itsdangerous orders keys oldest to newest and signs with the last.
+        self._serializer: Serializer[str] = Serializer(
+            list(reversed(keys)),
+            salt=salt,
+            serializer=_CompactJson,
+            signer_kwargs={"digest_method": hashlib.sha256},
+        )
+
+    def seal(self, payload: dict[str, Any]) -> str:
+        """The token for ``payload``; it carries its expiry as ``x``."""
+        token = self._serializer.dumps({**payload, "x": round(self.clock() + self.ttl_s, 3)})
+        return token if isinstance(token, str) else token.decode("ascii")
+
+    def open(self, token: Any) -> dict[str, Any] | str:
+        """The payload of a valid, unexpired token; else why it was refused (for the log)."""
+        if not isinstance(token, str) or not token:
+            return "not a non-empty string"
+        if len(token) > self._max_length:
+            return "too long"
+        try:
+            payload = self._serializer.loads(token)
+        except BadData:
+            return "bad signature or encoding"
+        if not isinstance(payload, dict):
+            return "malformed payload"
+        expiry = payload.get("x")
+        if not isinstance(expiry, int | float) or isinstance(expiry, bool):
+            return "malformed payload"
+        if self.clock() > expiry:
+            return "expired"
+        return payload
