@@ -32,8 +32,11 @@ from host.auth.scopes import check_scope
 __all__ = [
     "TOKEN_PREFIX",
     "TokenRecord",
+    "check_name",
+    "check_permissions",
     "create_token",
     "digest",
+    "parse_tokens",
     "read_tokens",
     "revoke_token",
 ]
