@@ -27,6 +27,7 @@ COMMANDS = [
     "validate",
     "schema",
     "test",
+    "token",
 ]
 
 EXIT_INTERNAL = 3

@@ -1,4 +1,6 @@
-"""Fixtures shared by the test files: the help desk in ``tmp_path``, and a real redis-server.
+"""Fixtures shared by the test files: the help desk in ``tmp_path``, a real redis-server, and real
+OAuth 2 authorization servers (``oauth_server``, ``other_oauth_server``, ``fresh_oauth_server``: see
+``oauth_server.py``).
 
 A test file that needs a different ``legacy`` client defines its own fixture of that name, which
 takes precedence over the one here. (No ``mcp`` here: that name is the host pytest plugin's fixture,
@@ -16,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from oauth_server import fresh_oauth_server, oauth_server, other_oauth_server  # noqa: F401
 from servers import free_port, stop
 from test_legacy_support import Legacy, legacy_client
 from test_modern_support import use_tmp_data

@@ -1,0 +1,51 @@
+"""Who is calling: :class:`Identity`, as every layer above the transport sees it."""
+
+from __future__ import annotations
+
+import getpass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+__all__ = ["ANONYMOUS", "AuthMethod", "Identity", "local_user"]
+
+#: How an identity was established: a verified JWT, a static token, or no authentication at all.
+AuthMethod = Literal["jwt", "static", "none"]
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class Identity:
+    """The caller of one request.
+
+    Attributes:
+        principal: Who it is: the token's ``sub``, a static token's name, or ``anonymous``.
+        scopes: The scopes the caller holds (see :func:`host.auth.scopes.missing_scopes`).
+        claims: The verified token's claims, read-only (empty without a JWT).
+        method: How the caller was authenticated.
+    """
+
+    principal: str
+    scopes: frozenset[str] = frozenset()
+    # NOTE: left out of equality and hashing: two requests by the same principal with the same
+    # scopes are the same caller even though their tokens (and so ``iat``, ``jti``) differ.
+    claims: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, compare=False, repr=False)
+    method: AuthMethod = "none"
+
+
+#: The caller of a host served without auth settings: everyone is this one principal.
+ANONYMOUS = Identity(principal="anonymous")
+
+
+def local_user() -> Identity:
+    """The operating-system user running this process, as the identity of a stdio caller.
+
+    MCP leaves authorization to the environment on stdio: whoever can start the host is its caller.
+    """
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):  # no user name for this uid (some containers)
+        return ANONYMOUS
+    return Identity(principal=name)
