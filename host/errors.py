@@ -15,6 +15,7 @@ __all__ = [
     "HandlerImportError",
     "HostError",
     "ProtocolError",
+    "ScopeError",
     "SettingsError",
     "SpecError",
     "StoreError",
@@ -77,6 +78,23 @@ class ProtocolError(HostError):
         if self.data is not None:
             error["data"] = self.data
         return error
+
+
+class ScopeError(ProtocolError):
+    """The caller's credentials lack scopes the call needs: HTTP 403 with a challenge.
+
+    Args:
+        needed: Every scope the call needs (not only the missing ones), for the challenge.
+    """
+
+    CODE = -31002
+    MESSAGE = "Insufficient scope: the caller's token lacks scopes this tool needs"
+
+    def __init__(self, needed: tuple[str, ...], missing: tuple[str, ...]) -> None:
+        data = {"type": "INSUFFICIENT_SCOPE", "requiredScopes": list(needed)}
+        super().__init__(self.CODE, self.MESSAGE, data, 403)
+        self.needed = needed
+        self.missing = missing
 
 
 class StoreError(HostError):

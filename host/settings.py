@@ -29,9 +29,10 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from host.auth.settings import AuthSettings
 from host.errors import SettingsError
 from host.protocol.sessions import LegacyOptions
 from host.spec.paths import default_handlers_dir
@@ -60,6 +61,7 @@ class Settings:
         log_level: The least severe log lines written (``INFO`` logs one line per tool call).
         answer_timeout_s: How long a legacy client's question waits for its answer.
         session_ttl_s: How long a legacy session id stays valid.
+        auth: Who may call (``HOST_AUTH_*``, :mod:`host.auth.settings`); nothing set: anyone.
     """
 
     specs_dir: Path = Path("specs")
@@ -73,6 +75,7 @@ class Settings:
     log_level: str = "INFO"
     answer_timeout_s: float = 300.0
     session_ttl_s: float = 86_400.0
+    auth: AuthSettings = field(default_factory=AuthSettings)
 
     def __post_init__(self) -> None:
         short = [i for i, key in enumerate(self.secrets, 1) if len(key) < MIN_SECRET]
@@ -126,6 +129,7 @@ class Settings:
             log_level=_level(text("HOST_LOG_LEVEL") or cls.log_level),
             answer_timeout_s=_positive(env, "HOST_ANSWER_TIMEOUT", cls.answer_timeout_s),
             session_ttl_s=_positive(env, "HOST_SESSION_TTL", cls.session_ttl_s),
+            auth=AuthSettings.from_env(env),
         )
 
     def legacy(self) -> LegacyOptions:

@@ -16,7 +16,6 @@ logs, before its response (:mod:`host.protocol.streams`, :mod:`host.protocol.mes
 
 from __future__ import annotations
 
-import getpass
 import json
 import logging
 import os
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from host.assembly import assemble
+from host.auth import ANONYMOUS, Identity, local_user
 from host.logs import configure_logging
 from host.protocol import Endpoint, EventStream, Reply, RequestContext
 from host.settings import Settings
@@ -48,7 +48,7 @@ class StdioServer:
         endpoint: The protocol endpoint.
         reader: Where messages come from (the process's stdin).
         writer: Where messages go (the process's stdout), and nothing else.
-        principal: Who the client is; a process launched by its user is that user.
+        identity: Who the client is; a process launched by its user is that user.
 
     NOTE: one connection, one client: the legacy session its ``initialize`` opened is carried
     on every later message, as an HTTP client carries ``Mcp-Session-Id``; stdout carries a
@@ -61,12 +61,12 @@ class StdioServer:
         reader: IO[bytes],
         writer: IO[bytes],
         *,
-        principal: str = "anonymous",
+        identity: Identity = ANONYMOUS,
     ) -> None:
         self.endpoint = endpoint
         self.reader = reader
         self.writer = writer
-        self.principal = principal
+        self.identity = identity
         self.session: str | None = None
         self._lock = threading.Lock()
         self._calls: list[threading.Thread] = []
@@ -81,14 +81,12 @@ class StdioServer:
         self._drain()
         if self.session is not None:
             # NOTE: the client is gone, and with it the session: end it like an HTTP DELETE.
-            self.endpoint.end_session(
-                RequestContext(principal=self.principal, session=self.session)
-            )
+            self.endpoint.end_session(RequestContext(identity=self.identity, session=self.session))
         log.info("stdin closed", extra={"event": "stdio_stopped"})
         return 0
 
     def _dispatch(self, line: bytes) -> None:
-        request = RequestContext(principal=self.principal, session=self.session, streams=True)
+        request = RequestContext(identity=self.identity, session=self.session, streams=True)
         peek = _peek(line)
         if peek.get("method") == "tools/call" and "id" in peek:
             # NOTE: a call may wait for the user's answer, which arrives on this same stdin.
@@ -149,8 +147,14 @@ def _peek(line: bytes) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def open_endpoint(specs: Path | None = None, handlers: Path | None = None) -> Endpoint:
-    """The endpoint ``host stdio`` serves: specs, store and keys as ``host serve`` finds them.
+def open_endpoint(
+    specs: Path | None = None, handlers: Path | None = None
+) -> tuple[Endpoint, Identity]:
+    """The endpoint ``host stdio`` serves, and who its one client is.
+
+    Specs, store and keys are found as ``host serve`` finds them. The client is the
+    operating-system user who launched the host, holding every scope the tools need: whoever
+    can start the host can already do anything it does.
 
     Raises:
         host.errors.SpecError: The specs have problems.
@@ -161,7 +165,9 @@ def open_endpoint(specs: Path | None = None, handlers: Path | None = None) -> En
         settings = replace(settings, specs_dir=specs)
     if handlers is not None:
         settings = replace(settings, handlers_dir=handlers)
-    return assemble(settings).endpoint
+    served = assemble(settings)
+    scopes = frozenset().union(*(m.scopes for m in served.machines.values()))
+    return served.endpoint, replace(local_user(), scopes=scopes)
 
 
 def main(specs: Path | None = None, handlers: Path | None = None) -> int:
@@ -174,14 +180,5 @@ def main(specs: Path | None = None, handlers: Path | None = None) -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     configure_logging(Settings.from_env().log_level, stream=sys.stderr)
-    endpoint = open_endpoint(specs, handlers)
-    # NOTE: a process launched by its user speaks for that user (the spec's stdio identity).
-    return StdioServer(endpoint, sys.stdin.buffer, out, principal=_os_user()).serve()
-
-
-def _os_user() -> str:
-    """The operating-system user running the host: the stdio principal."""
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):  # NOTE: a container user with no name
-        return f"uid:{os.getuid()}"
+    endpoint, identity = open_endpoint(specs, handlers)
+    return StdioServer(endpoint, sys.stdin.buffer, out, identity=identity).serve()

@@ -120,10 +120,14 @@ def _running(
     name: str,
     env: Mapping[str, str],
 ) -> Iterator[Server]:
-    """Run ``argv --bind 127.0.0.1:PORT args`` in ``tmp_path`` until ready; stop it at the end."""
+    """Run ``argv --bind 127.0.0.1:PORT args`` in ``tmp_path`` until ready; stop it at the end.
+
+    A ``{port}`` in an ``env`` value becomes the port (an audience names the server's own URL).
+    """
     port = free_port()
     log = tmp_path / f"{name}.log"
-    environ = clean_env(**{"HOST_DATA_DIR": str(tmp_path / name), **env})
+    values = {"HOST_DATA_DIR": str(tmp_path / name), **env}
+    environ = clean_env(**{k: v.replace("{port}", str(port)) for k, v in values.items()})
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [*argv, "--bind", f"127.0.0.1:{port}", *args],

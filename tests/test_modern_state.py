@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_modern_support import Mcp, make_client
+from test_modern_support import Mcp, app_client, make_client
 
-import host.web.app
+from host.auth import AuthSettings
+from host.auth.tokenfile import create_token
 
 CONFIRM = {"action": "accept", "content": {"confirm": True}}
 INVALID = {"code": -32602, "message": "Invalid or expired requestState"}
@@ -68,17 +68,15 @@ def test_a_state_for_other_arguments_is_rejected(mcp: Mcp) -> None:
     assert_invalid(mcp, close_with(mcp, state, "T-2"))
 
 
-def test_a_state_for_another_caller_is_rejected(mcp: Mcp, monkeypatch: pytest.MonkeyPatch) -> None:
-    state = first_round(mcp)
-    with monkeypatch.context() as patch:
-        real = host.web.app.request_context
-        patch.setattr(
-            host.web.app,
-            "request_context",
-            lambda req: dataclasses.replace(real(req), principal="mallory"),
-        )
-        response = close_with(mcp, state)
-    assert_invalid(mcp, response)
+def test_a_state_for_another_caller_is_rejected(tmp_path: Path, db: Path) -> None:
+    tokens = tmp_path / "tokens"
+    alice, _ = create_token(tokens, "alice", [])
+    mallory, _ = create_token(tokens, "mallory", [])
+    http = app_client(tmp_path, auth=AuthSettings(tokens_file=tokens))
+    state = first_round(Mcp(http, token=alice))
+    assert_invalid(Mcp(http, token=mallory), close_with(Mcp(http, token=mallory), state))
+    done = Mcp(http, token=alice).result(close_with(Mcp(http, token=alice), state))
+    assert done["structuredContent"]["closed"] is True
 
 
 def test_an_expired_state_is_rejected(tmp_path: Path, db: Path) -> None:

@@ -107,14 +107,17 @@ class Mcp:
     http: falcon.testing.TestClient
     capabilities: dict[str, Any] = field(default_factory=lambda: dict(FORM))
     next_id: int = 1
+    token: str | None = None
 
     def headers(self, method: str, name: str | None = None) -> dict[str, str]:
-        """The routing headers a well-behaved client sends."""
+        """The routing headers a well-behaved client sends (and its bearer token, if any)."""
         headers = {
             "Accept": "application/json, text/event-stream",
             "MCP-Protocol-Version": VERSION,
             "Mcp-Method": method,
         }
+        if self.token is not None:
+            headers["Authorization"] = f"Bearer {self.token}"
         if name is not None:
             headers["Mcp-Name"] = name
         return headers

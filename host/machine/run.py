@@ -64,6 +64,7 @@ class Machine:
 
     Attributes:
         asks: True when some step can ask the user a question.
+        scopes: Every scope a caller needs to call it (the server's and the tool's own).
     """
 
     def __init__(
@@ -78,8 +79,10 @@ class Machine:
         output_schema: dict[str, Any] | None = None,
         annotations: dict[str, Any] | None = None,
         returns: Returns = "value",
+        scopes: frozenset[str] = frozenset(),
     ) -> None:
         self.name = name
+        self.scopes = scopes
         self.title = title
         self.description = description
         self.input_schema = input_schema

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from host.machine import Machine
 from host.protocol.answers import Ledger
-from host.protocol.context import ANONYMOUS, RequestContext
+from host.protocol.context import RequestContext
 from host.protocol.core import Asked, Call, Finished, OnceStore, Step, ToolHost, can_elicit_form
 from host.protocol.endpoint import Endpoint, Era, Reply, Sessions
 from host.protocol.events import LogObserver, Observer, Round
@@ -31,7 +31,6 @@ from host.spec.model import Server
 from host.store.base import Store
 
 __all__ = [
-    "ANONYMOUS",
     "LEGACY_VERSIONS",
     "MODERN_VERSIONS",
     "REVISIONS",

@@ -8,12 +8,12 @@ headers and principals through each call.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ANONYMOUS", "RequestContext"]
+from host.auth import ANONYMOUS, Identity
 
-ANONYMOUS = "anonymous"
+__all__ = ["RequestContext"]
 
 
 @dataclass(frozen=True)
@@ -21,9 +21,7 @@ class RequestContext:
     """What the protocol layer knows of one request besides its message.
 
     Attributes:
-        principal: Who calls: the authenticated identity, or ``anonymous``.
-        scopes: The scopes the caller's credentials hold.
-        claims: The caller's verified token claims.
+        identity: Who calls: the authenticated caller, or ``anonymous``.
         headers: The HTTP headers by lower-case name; None on transports without headers (stdio).
         session: A legacy session id the transport holds for the client (stdio keeps the one
             its ``initialize`` returned); over HTTP it comes from the ``Mcp-Session-Id`` header.
@@ -31,22 +29,35 @@ class RequestContext:
             ``text/event-stream``, or stdio): progress, log messages and legacy questions need it.
     """
 
-    principal: str = ANONYMOUS
-    scopes: frozenset[str] = frozenset()
-    claims: Mapping[str, Any] = field(default_factory=dict)
+    identity: Identity = ANONYMOUS
     headers: Mapping[str, str] | None = None
     session: str | None = None
     streams: bool = False
 
     @classmethod
-    def http(cls, headers: Mapping[str, str], **identity: Any) -> RequestContext:
+    def http(cls, headers: Mapping[str, str], identity: Identity = ANONYMOUS) -> RequestContext:
         """The context of an HTTP request: its headers (lower-case names) and the caller."""
         return cls(
+            identity=identity,
             headers=headers,
             session=headers.get("mcp-session-id"),
             streams=_accepts_stream(headers.get("accept")),
-            **identity,
         )
+
+    @property
+    def principal(self) -> str:
+        """Who calls, by name: a token's ``sub``, a static token's name, or ``anonymous``."""
+        return self.identity.principal
+
+    @property
+    def scopes(self) -> frozenset[str]:
+        """The scopes the caller holds."""
+        return self.identity.scopes
+
+    @property
+    def claims(self) -> Mapping[str, Any]:
+        """The caller's verified token claims (empty without a JWT)."""
+        return self.identity.claims
 
     def header(self, name: str) -> str | None:
         """An HTTP header's value by lower-case name; None when absent or not over HTTP."""

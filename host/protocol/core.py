@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from host.errors import AnswerMismatch, ProtocolError
+from host.auth import missing_scopes
+from host.errors import AnswerMismatch, ProtocolError, ScopeError
 from host.machine import CallContext, Machine, NeedInput, Outcome, ProgressSink, Question
 from host.machine.types import act_directly
 from host.protocol.answers import Ledger
@@ -37,6 +38,8 @@ __all__ = [
     "ToolHost",
     "can_elicit_form",
 ]
+
+log = logging.getLogger("host.protocol")
 
 ELICITATION_DISABLED_MESSAGE = (
     "Elicitation is disabled in server configuration. This tool needs to ask the user a "
@@ -162,15 +165,28 @@ class ToolHost:
         """The MCP ``Tool`` objects, in a fixed order."""
         return list(self._tools)
 
-    def machine(self, name: Any) -> Machine:
-        """The tool called ``name``.
+    def machine(self, name: Any, request: RequestContext) -> Machine:
+        """The tool called ``name``, if the caller may call it: before anything of it runs.
 
         Raises:
             ProtocolError: -32602 when there is no such tool.
+            ScopeError: the caller lacks a scope the tool needs (HTTP 403).
         """
         machine = self.machines.get(name) if isinstance(name, str) else None
         if machine is None:
             raise error(INVALID_PARAMS, f"Unknown tool: {name!r}", {"name": name})
+        missing = missing_scopes(request.scopes, machine.scopes)
+        if missing:
+            log.info(
+                "scope refused",
+                extra={
+                    "event": "scope_refused",
+                    "tool": machine.name,
+                    "principal": request.principal,
+                    "missing": missing,
+                },
+            )
+            raise ScopeError(tuple(sorted(machine.scopes)), tuple(missing))
         return machine
 
     def advance(self, call: Call) -> Step:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from host.errors import ProtocolError
+from host.errors import ProtocolError, ScopeError
 from host.protocol.context import RequestContext
 from host.protocol.jsonrpc import (
     INVALID_REQUEST,
@@ -44,12 +44,14 @@ class Reply:
         headers: Extra HTTP headers (a legacy session id, say).
         stream: Instead of ``body``, server-sent events to stream (``text/event-stream``), for
             revisions that ask questions on the response stream.
+        scopes: With a 403: every scope the call needs, for the transport's challenge.
     """
 
     status: int
     body: dict[str, Any] | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     stream: Iterable[bytes] | None = None
+    scopes: tuple[str, ...] = ()
 
 
 class Era(Protocol):
@@ -132,9 +134,9 @@ class Endpoint:
                     "reason": exc.message,
                 },
             )
-            if request_id is None:
-                return Reply(exc.http_status)
-            return Reply(exc.http_status, failure(request_id, exc))
+            scopes = exc.needed if isinstance(exc, ScopeError) else ()
+            error_body = None if request_id is None else failure(request_id, exc)
+            return Reply(exc.http_status, error_body, scopes=scopes)
         except Exception:
             return _internal_error(message.method, request_id)
 

@@ -163,15 +163,24 @@ class Fallback:
             )
         if content is not None and not isinstance(content, Mapping):
             return Outcome.error(f"{FALLBACK_TOOL}: content must be an object of answers.")
-        record = self._spend(eid, session, request.principal)
-        if isinstance(record, Outcome):
-            return record
+        record = self._record(eid, session, request.principal)
+        if record is None:
+            return Outcome.error(
+                f"Unknown or expired elicitationId {eid!r}. Call the original tool again to get "
+                "a new question."
+            )
+        machine = self.host.machine(record["t"], request)
+        if not self.store.add(_USED + eid, "1", self.ttl_s):
+            return Outcome.error(
+                f"The elicitationId {eid!r} was already used. Call the original tool again if "
+                "you need to ask again."
+            )
         question = record["q"]
         answer: dict[str, Any] = {"action": action}
         if content is not None:
             answer["content"] = adapt.answer(question["schema"], content)
         call = Call(
-            self.host.machine(record["t"]),
+            machine,
             record["a"],
             request,
             Ledger.from_payload(record["l"]),
@@ -191,21 +200,6 @@ class Fallback:
             # NOTE: the record stays until it expires, so a second use is told it was used.
             return step.outcome
         return self.ask(session, replace(call, responses={}), step)
-
-    def _spend(self, eid: str, session: Session, principal: str) -> dict[str, Any] | Outcome:
-        """The call an id names, now spent; or the error result that says why it cannot be."""
-        record = self._record(eid, session, principal)
-        if record is None:
-            return Outcome.error(
-                f"Unknown or expired elicitationId {eid!r}. Call the original tool again to get "
-                "a new question."
-            )
-        if not self.store.add(_USED + eid, "1", self.ttl_s):
-            return Outcome.error(
-                f"The elicitationId {eid!r} was already used. Call the original tool again if "
-                "you need to ask again."
-            )
-        return record
 
     def _record(self, eid: str, session: Session, principal: str) -> dict[str, Any] | None:
         raw = self.store.get(_RECORD + eid)

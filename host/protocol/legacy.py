@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from host.errors import ProtocolError
+from host.errors import ProtocolError, ScopeError
 from host.protocol import adapt
 from host.protocol.answers import Ledger
 from host.protocol.context import RequestContext
@@ -133,6 +133,8 @@ class LegacyProtocol:
                     {"method": message.method},
                 )
             answer = method(message, session, request)
+        except ScopeError:
+            raise  # NOTE: authorization keeps its HTTP meaning (403) in every era
         except ProtocolError as exc:
             raise ProtocolError(exc.code, exc.message, exc.data, 200) from None
         if isinstance(answer, Reply):
@@ -312,7 +314,7 @@ class LegacyProtocol:
         if name == FALLBACK_TOOL and self._offers_fallback(session):
             outcome = self.fallback.answer(session, arguments, request, notifier)
             return adapt.result(outcome, revision)
-        machine = self.host.machine(name)
+        machine = self.host.machine(name, request)
         problem = machine.check_arguments(arguments)
         if problem is not None:
             return adapt.result(problem, revision)

@@ -277,7 +277,7 @@ class ModernProtocol:
         name = params.get("name")
         if not isinstance(name, str):
             raise error(INVALID_PARAMS, "tools/call needs params.name, the tool's name")
-        machine = self.host.machine(name)
+        machine = self.host.machine(name, request)
         arguments = _object(params, "arguments")
         if request.headers is not None:
             check_param_headers(self._param_headers[name], arguments, request.headers)

@@ -16,12 +16,14 @@ from urllib.parse import urlsplit
 import falcon
 
 from host.assembly import assemble
+from host.auth import Authenticator, Identity, protected_resource_paths
 from host.errors import StoreError
 from host.protocol import Endpoint, Reply, RequestContext
 from host.protocol.jsonrpc import INVALID_REQUEST, error, failure
 from host.settings import Settings
 from host.spec.model import Project
 from host.store import Store
+from host.web.auth import Gate, MetadataResource
 
 __all__ = ["McpResource", "create_app", "origin_allowed", "request_context"]
 
@@ -30,13 +32,9 @@ log = logging.getLogger("host.web")
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 
 
-def request_context(req: falcon.Request) -> RequestContext:
-    """The protocol's view of an HTTP request: its headers and who is calling.
-
-    NOTE: every caller is ``anonymous`` until the host authenticates requests; this is the one
-    place that decides who calls.
-    """
-    return RequestContext.http({name.lower(): value for name, value in req.headers.items()})
+def request_context(req: falcon.Request, identity: Identity) -> RequestContext:
+    """The protocol's view of an HTTP request: its headers and who is calling."""
+    return RequestContext.http({name.lower(): v for name, v in req.headers.items()}, identity)
 
 
 def origin_allowed(origin: str | None, allowed: tuple[str, ...]) -> bool:
@@ -69,16 +67,24 @@ def _json_error(resp: falcon.Response, status: int, message: str) -> None:
 
 
 class McpResource:
-    """``/mcp``: one JSON-RPC message per POST.
+    """``/mcp``: one JSON-RPC message per POST, from a caller the gate let in.
 
     Args:
         endpoint: The protocol endpoint.
         settings: For the allowed origins and the body limit.
+        gate: Who may call (every request, every method, authenticated first).
     """
 
-    def __init__(self, endpoint: Endpoint, settings: Settings) -> None:
+    def __init__(self, endpoint: Endpoint, settings: Settings, gate: Gate) -> None:
         self.endpoint = endpoint
         self.settings = settings
+        self.gate = gate
+
+    def _caller(self, req: falcon.Request, resp: falcon.Response) -> Identity | None:
+        """The caller, once the origin and the token are checked; None when refused."""
+        if not self._origin_ok(req, resp):
+            return None
+        return self.gate.identify(req, resp)
 
     def _origin_ok(self, req: falcon.Request, resp: falcon.Response) -> bool:
         if origin_allowed(req.get_header("Origin"), self.settings.allowed_origins):
@@ -90,7 +96,7 @@ class McpResource:
         return False
 
     def _not_allowed(self, req: falcon.Request, resp: falcon.Response) -> None:
-        if not self._origin_ok(req, resp):
+        if self._caller(req, resp) is None:
             return
         resp.set_header("Allow", "POST")
         _json_error(resp, 405, f"Method not allowed: {req.method} /mcp; send JSON-RPC with POST")
@@ -107,10 +113,11 @@ class McpResource:
         if req.get_header("Mcp-Session-Id") is None:
             self._not_allowed(req, resp)
             return
-        if not self._origin_ok(req, resp):
+        identity = self._caller(req, resp)
+        if identity is None:
             return
         resp.set_header("Cache-Control", "no-store")
-        reply = self.endpoint.end_session(request_context(req))
+        reply = self.endpoint.end_session(request_context(req, identity))
         if reply is None:
             self._not_allowed(req, resp)
             return
@@ -119,7 +126,8 @@ class McpResource:
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         """One JSON-RPC message in, one reply out."""
         resp.set_header("Cache-Control", "no-store")
-        if not self._origin_ok(req, resp):
+        identity = self._caller(req, resp)
+        if identity is None:
             return
         if not _accepts_json(req.get_header("Accept")):
             _json_error(resp, 406, "Not acceptable: the Accept header must allow application/json")
@@ -131,7 +139,7 @@ class McpResource:
         body = self._read_body(req, resp)
         if body is None:
             return
-        self._write(resp, self.endpoint.handle(body, request_context(req)))
+        self._write(resp, self.endpoint.handle(body, request_context(req, identity)))
 
     def _read_body(self, req: falcon.Request, resp: falcon.Response) -> bytes | None:
         limit = self.settings.max_body
@@ -145,9 +153,10 @@ class McpResource:
             return None
         return body
 
-    @staticmethod
-    def _write(resp: falcon.Response, reply: Reply) -> None:
+    def _write(self, resp: falcon.Response, reply: Reply) -> None:
         resp.status = reply.status
+        if reply.scopes:
+            self.gate.forbid(resp, reply.scopes)
         for name, value in reply.headers.items():
             resp.set_header(name, value)
         if reply.stream is not None:
@@ -224,8 +233,24 @@ def create_app(
             extra={"event": "generated_secret"},
         )
     served = assemble(settings, project)
+    gate = Gate(_authenticator(settings), {s for m in served.machines.values() for s in m.scopes})
     app: falcon.App[falcon.Request, falcon.Response] = falcon.App()
-    app.add_route("/mcp", McpResource(served.endpoint, settings))
+    app.add_route("/mcp", McpResource(served.endpoint, settings, gate))
+    for path in protected_resource_paths(settings.auth):
+        app.add_route(path, MetadataResource(gate))
     app.add_route("/healthz", HealthResource())
     app.add_route("/readyz", ReadyResource(served.store, len(served.machines)))
     return app
+
+
+def _authenticator(settings: Settings) -> Authenticator:
+    """The worker's authenticator; a problem reaching the issuer now is logged, not fatal."""
+    authenticator = Authenticator(settings.auth)
+    problem = authenticator.warm_up()
+    if problem is not None:
+        log.warning(
+            "the issuer's keys could not be fetched at start-up: %s",
+            problem,
+            extra={"event": "auth_warm_up_failed"},
+        )
+    return authenticator
