@@ -147,7 +147,11 @@ class McpResource:
         if req.content_length is not None and req.content_length > limit:
             _json_error(resp, 413, too_large)
             return None
-        body = req.bounded_stream.read(limit + 1)
+        # NOTE: a chunked body has no Content-Length, and Falcon's bounded stream would read it
+        # as empty; the server's own stream knows where a chunked body ends.
+        chunked = "chunked" in (req.get_header("Transfer-Encoding") or "").lower()
+        stream = req.stream if chunked and req.content_length is None else req.bounded_stream
+        body: bytes = stream.read(limit + 1)
         if len(body) > limit:
             _json_error(resp, 413, too_large)
             return None
