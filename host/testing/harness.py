@@ -14,10 +14,10 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from host.client.mcp import McpClient
+from host.client.wire import WsgiTransport
 from host.settings import Settings
 from host.spec.model import Project
-from host.testing.client import McpClient
-from host.testing.wire import WsgiTransport
 
 __all__ = ["TEST_SECRET", "load", "patched_env", "serve"]
 
