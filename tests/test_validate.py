@@ -1,7 +1,9 @@
-"""The validator's rules, one broken fixture per rule, checked by rule id, line and column.
+"""The validator's rules, broken fixtures for every rule, checked by rule id, line, column and fix.
 
-Each ``tests/fixtures/broken/RULE.yaml`` ends with ``# expect: [FILE:]LINE:COL RULE`` lines: the
-exact set of diagnostics checking that file alone must produce (FILE is relative to the fixture).
+Each ``tests/fixtures/broken/RULE.yaml`` (and ``RULE--CASE.yaml`` for another class of mistake the
+same rule catches) ends with ``# expect: [FILE:]LINE:COL RULE fix: WORDS`` lines: the exact set of
+diagnostics checking that file alone must produce (FILE is relative to the fixture), and words of
+the fix that the diagnostic's message must contain.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 BROKEN = sorted((FIXTURES / "broken").glob("*.yaml"))
 ROOT = Path(__file__).parent.parent
 _EXPECT = re.compile(
-    r"^# expect: (?:(?P<file>[^\s:]+):)?(?P<line>\d+):(?P<col>\d+) (?P<rule>[a-z-]+)$", re.M
+    r"^# expect: (?:(?P<file>[^\s:]+):)?(?P<line>\d+):(?P<col>\d+) (?P<rule>[a-z-]+)"
+    r"(?: fix: (?P<fix>.+?))?$",
+    re.M,
 )
 
 Key = tuple[Path, int, int, str]
@@ -40,6 +44,19 @@ def expected(path: Path) -> list[Key]:
     )
 
 
+def fixes(path: Path) -> list[tuple[int, int, str, str | None]]:
+    text = path.read_bytes().decode("utf-8", "replace")
+    return [
+        (int(m["line"]), int(m["col"]), m["rule"], m["fix"])
+        for m in _EXPECT.finditer(text)
+        if not m["file"]
+    ]
+
+
+def rule_of(path: Path) -> str:
+    return path.stem.split("--")[0]
+
+
 def keys(diags: list[Diagnostic]) -> list[Key]:
     return sorted((Path(d.pos.file).resolve(), d.pos.line, d.pos.column, d.rule) for d in diags)
 
@@ -50,16 +67,30 @@ def check(path: Path) -> list[Diagnostic]:
 
 
 def test_every_rule_has_a_broken_fixture() -> None:
-    assert {p.stem for p in BROKEN} == set(RULES)
+    assert {rule_of(p) for p in BROKEN} == set(RULES)
 
 
 @pytest.mark.parametrize("path", BROKEN, ids=lambda p: p.stem)
 def test_broken_fixture_reports_exactly_its_problems(path: Path) -> None:
     diags = check(path)
     assert keys(diags) == expected(path)
-    assert path.stem in {d.rule for d in diags}
+    assert rule_of(path) in {d.rule for d in diags}
     assert all(d.severity == RULES[d.rule].severity for d in diags)
     assert diags == sorted(diags)
+
+
+@pytest.mark.parametrize("path", BROKEN, ids=lambda p: p.stem)
+def test_every_diagnostic_says_how_to_fix_it(path: Path) -> None:
+    diags = check(path)
+    for line, column, rule, fix in fixes(path):
+        assert fix, f"{path.name}:{line}:{column} {rule} has no 'fix:' words"
+        messages = [
+            d.message
+            for d in diags
+            if (d.pos.line, d.pos.column, d.rule) == (line, column, rule)
+            and Path(d.pos.file).resolve() == path.resolve()
+        ]
+        assert any(fix.lower() in m.lower() for m in messages), (line, column, fix, messages)
 
 
 @pytest.mark.parametrize("path", BROKEN, ids=lambda p: p.stem)
@@ -102,8 +133,8 @@ def test_text_shows_the_source_line_and_a_caret() -> None:
     text = format_diagnostics(check(path), "text")
     assert (
         f"{path}:3:1: error: unknown key 'descripton' in a tool; expected one of: annotations, "
-        "description, examples, input, kind, name, output, steps, title. Did you mean "
-        "'description'? [unknown-key]\n"
+        "audit, description, examples, input, kind, name, output, scopes, steps, title. Did you "
+        "mean 'description'? [unknown-key]\n"
         "  |\n"
         "3 | descripton: A typo in a key.\n"
         "  | ^~~~~~~~~~\n"
