@@ -17,16 +17,26 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from host.commands.options import add_handlers, add_specs, handlers_dir, specs_dir
+from host.client.answers import Elicitation
+from host.client.mcp import McpClient
+from host.client.wire import HttpReply, WsgiTransport
+from host.commands.options import (
+    add_handlers,
+    add_specs,
+    add_tool_arguments,
+    handlers_dir,
+    specs_dir,
+    tool_arguments,
+)
 from host.commands.prompt import Prompter
-from host.errors import HostError
-from host.testing.answers import Elicitation
-from host.testing.client import McpClient
-from host.testing.wire import HttpReply, WsgiTransport
+from host.commands.tools import describe_listed
+from host.errors import HostError, SpecError
+from host.spec.report import format_diagnostics
 
 __all__ = ["HELP", "configure", "run"]
 
 HELP = "call a tool and answer its questions in the terminal"
+CLIENT = {"name": "host-call", "version": "1"}
 
 
 class HttpTransport:
@@ -57,15 +67,9 @@ class HttpTransport:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add ``host call``'s arguments to its subparser."""
-    parser.add_argument("tool", help="the tool to call")
-    parser.add_argument(
-        "--arg",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="an argument (repeatable); VALUE is read as JSON when the schema wants a non-string",
-    )
-    parser.add_argument("--json", metavar="OBJECT", help="all arguments as one JSON object")
+    parser.add_argument("tool", nargs="?", help="the tool to call (leave out to list them)")
+    parser.add_argument("--list", action="store_true", help="list the tools that can be called")
+    add_tool_arguments(parser)
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--url", help="a running host's MCP endpoint, e.g. http://127.0.0.1:8000/mcp"
@@ -74,34 +78,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_handlers(parser)
 
 
-def _arguments(args: argparse.Namespace, schema: Mapping[str, Any]) -> dict[str, Any]:
-    arguments: dict[str, Any] = {}
-    if args.json:
-        try:
-            loaded = json.loads(args.json)
-        except ValueError as exc:
-            raise HostError(f"--json is not valid JSON: {exc}") from None
-        if not isinstance(loaded, dict):
-            raise HostError("--json must be a JSON object")
-        arguments.update(loaded)
-    properties = schema.get("properties", {})
-    for item in args.arg:
-        name, sep, text = item.partition("=")
-        if not sep or not name:
-            raise HostError(f"--arg must look like NAME=VALUE, got {item!r}")
-        if properties.get(name, {}).get("type") == "string":
-            arguments[name] = text
-            continue
-        try:
-            arguments[name] = json.loads(text)
-        except ValueError:
-            arguments[name] = text
-    return arguments
-
-
 def _client(args: argparse.Namespace) -> McpClient:
     if args.url:
-        return McpClient(HttpTransport(args.url))
+        return McpClient(HttpTransport(args.url), client_info=CLIENT)
     # Only in-process calls need the server's code.
     from host.settings import Settings
     from host.web.app import create_app
@@ -114,13 +93,26 @@ def _client(args: argparse.Namespace) -> McpClient:
         # NOTE: one process asks and answers, so a key of its own is right; no warning needed.
         settings = replace(settings, secrets=(secrets.token_urlsafe(32),))
     app = create_app(specs, handlers_dir(args.handlers, specs), settings=settings)
-    return McpClient(WsgiTransport(app))
+    return McpClient(WsgiTransport(app), client_info=CLIENT)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Call the tool; 0 on success, 1 for a tool error or a JSON-RPC error."""
-    client = _client(args)
+    """Call the tool (or list them); the exit status.
+
+    0 on success, 1 for a tool error or a JSON-RPC error, 2 for specs with errors.
+    """
+    try:
+        client = _client(args)
+    except SpecError as exc:
+        sys.stderr.write(format_diagnostics(sorted(exc.diagnostics)))
+        print(f"host call: {exc.message}; fix them first (host validate shows the same)",
+              file=sys.stderr)  # fmt: skip
+        return 2
     tools = client.tools.list()
+    if args.list or args.tool is None:
+        for listed in tools:
+            print("\n".join(describe_listed(listed)))
+        return 0
     tool = tools.get(args.tool)
     if tool is None:
         print(f"host call: no tool {args.tool!r}; the host has: {', '.join(tools.names)}",
@@ -131,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     def answer(question: Elicitation) -> dict[str, Any]:
         return prompter.answer(question.message, question.requested_schema)
 
-    arguments = _arguments(args, tool.get("inputSchema", {}))
+    arguments = tool_arguments(args, tool.get("inputSchema", {}))
     result = client.call_tool(args.tool, arguments, answer)
     if result.error is not None:
         error = result.error
