@@ -38,8 +38,8 @@ def check_results(doc: ToolDoc) -> list[Diagnostic]:
     tool = doc.tool
     if tool.output is None:
         return []
-    validator = _validator(json.dumps(tool.output, sort_keys=True, default=str))
-    if validator is None:
+    schema = json.dumps(tool.output, sort_keys=True, default=str)
+    if _validator(schema) is None:
         return []  # NOTE: an invalid output schema is reported by json-schema
     found: list[Diagnostic] = []
     for index, step in enumerate(tool.steps):
@@ -55,7 +55,7 @@ def check_results(doc: ToolDoc) -> list[Diagnostic]:
         for ending in endings:
             value = raw.get(ending)
             if value is not None:
-                found.extend(_check(doc, validator, ("steps", index, ending), value))
+                found.extend(_check(doc, schema, ("steps", index, ending), value))
     return found
 
 
@@ -82,7 +82,7 @@ def _missing(doc: ToolDoc, index: int, name: str, missing: list[str]) -> Diagnos
     )
 
 
-def _check(doc: ToolDoc, validator: Any, path: tuple[Any, ...], value: Any) -> list[Diagnostic]:
+def _check(doc: ToolDoc, schema: str, path: tuple[Any, ...], value: Any) -> list[Diagnostic]:
     if isinstance(value, str) and not _single_expression(value):
         return [
             error(
@@ -93,26 +93,49 @@ def _check(doc: ToolDoc, validator: Any, path: tuple[Any, ...], value: Any) -> l
                 "write a mapping that fits output",
             )
         ]
-    instance = _placeholders(value)
     found: list[Diagnostic] = []
-    for err in validator.iter_errors(instance):
-        if _about_unknown(err):
-            continue
-        where = (*path, *err.absolute_path)
-        pos = doc.locs.value(where)
-        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
-            known = err.schema.get("properties", {}) if isinstance(err.schema, dict) else {}
-            extra = next((k for k in err.instance if k not in known), None)
-            pos = doc.locs.key((*where, extra)) if extra is not None else pos
+    marked = json.dumps(_marked(value), sort_keys=True)
+    for where, extra, text in _problems(schema, marked):
+        pos = doc.locs.value((*path, *where))
+        if extra is not None:
+            pos = doc.locs.key((*path, *where, extra))
         found.append(
             error(
                 pos,
                 "result-output",
-                f"this {path[2]} result does not fit the tool's output schema: {_text(err)}; "
+                f"this {path[2]} result does not fit the tool's output schema: {text}; "
                 "clients reject a result that does not fit: change the result or the schema",
             )
         )
     return found
+
+
+# NOTE: marks for template strings, so that the same result written in many tools (generated
+# specs, copies) is checked once: a `{{ expression }}` alone may render to any type; a text
+# with a template in it renders to a text of unknown content.
+_ANY = "\0{{any}}"
+_TEXT = "\0{{text}}"
+
+
+class _Text(str):
+    """A text whose content is known only once its template is rendered."""
+
+
+@lru_cache(maxsize=4096)
+def _problems(schema: str, marked: str) -> tuple[tuple[tuple[Any, ...], str | None, str], ...]:
+    """(path, extra key, message) of each way the marked result breaks the output schema."""
+    validator = _validator(schema)
+    assert validator is not None
+    found = []
+    for err in validator.iter_errors(_restore(json.loads(marked))):
+        if _about_unknown(err):
+            continue
+        extra = None
+        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+            known = err.schema.get("properties", {}) if isinstance(err.schema, dict) else {}
+            extra = next((k for k in err.instance if k not in known), None)
+        found.append((tuple(err.absolute_path), extra, _text(err)))
+    return tuple(found)
 
 
 def _single_expression(text: str) -> bool:
@@ -120,19 +143,35 @@ def _single_expression(text: str) -> bool:
     return stripped.startswith(_SINGLE) and stripped.endswith("}}") and stripped.count("{{") == 1
 
 
-def _placeholders(value: Any) -> Any:
-    """``value`` with every ``{{ expression }}`` replaced by a value of unknown type."""
+def _marked(value: Any) -> Any:
+    """``value`` with each template string replaced by its mark."""
     if isinstance(value, str):
-        return _UNKNOWN if is_template(value) and _single_expression(value) else value
+        if not is_template(value):
+            return value
+        return _ANY if _single_expression(value) else _TEXT
     if isinstance(value, dict):
-        return {k: _placeholders(v) for k, v in value.items()}
+        return {k: _marked(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_placeholders(v) for v in value]
+        return [_marked(v) for v in value]
+    return value
+
+
+def _restore(value: Any) -> Any:
+    """The marked value with each mark made a value of unknown type or unknown text."""
+    if value == _ANY:
+        return _UNKNOWN
+    if value == _TEXT:
+        return _Text("")
+    if isinstance(value, dict):
+        return {k: _restore(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_restore(v) for v in value]
     return value
 
 
 def _about_unknown(err: ValidationError) -> bool:
-    return err.instance is _UNKNOWN
+    """True for an error about what only rendering can tell (a value's type, a text's words)."""
+    return err.instance is _UNKNOWN or (isinstance(err.instance, _Text) and err.validator != "type")
 
 
 def _text(err: ValidationError) -> str:
