@@ -210,3 +210,57 @@ def test_an_optional_input_with_a_default_is_filled_in_for_handlers(tmp_path: Pa
     machine = compile_project(result.project)["t"]
     outcome = machine.run({"id": "x"}, {}, CallContext())
     assert outcome.structured == {"result": ["x", 10]}  # type: ignore[union-attr]
+
+
+def test_the_kill_switch_is_a_warning_and_the_specs_still_serve(tmp_path: Path) -> None:
+    """`enabled: false` written out: validate warns, and the host serves every tool that can run."""
+    from host.testing import serve
+
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "s.yaml").write_text(
+        "kind: server\nelicitation: {enabled: false}\n---\n"
+        "kind: tool\nname: asks\ndescription: d\nannotations: {destructiveHint: false}\n"
+        "steps:\n  - confirm: sure\n    message: Sure?\n  - act: h:f\n---\n"
+        "kind: tool\nname: plain\ndescription: d\nannotations: {readOnlyHint: true}\n"
+        "steps:\n  - act: h:f\n"
+    )
+    (tmp_path / "handlers").mkdir()
+    (tmp_path / "handlers" / "h.py").write_text("def f():\n    return 'done'\n")
+    result = check_project([specs])
+    assert [(d.rule, d.severity) for d in result.diagnostics] == [("elicitation-off", "warning")]
+    assert result.project is not None and not result.project.server.elicitation_enabled
+    assert result.project.server.elicitation_switched_off
+    with serve(specs, tmp_path / "handlers", data_dir=tmp_path / "data") as mcp:
+        asked = mcp.tools.call("asks", answers={"action": "accept", "content": {"confirm": True}})
+        assert asked.error is not None and asked.error.data["type"] == "ELICITATION_DISABLED"
+        assert mcp.tools.call("plain").text() == "done"
+    # Nothing written at all is still the forgotten line: an error that says where to add it.
+    (specs / "s.yaml").write_text((specs / "s.yaml").read_text().replace(
+        "elicitation: {enabled: false}\n", "name: quiet\n"
+    ))  # fmt: skip
+    forgot = check_project([specs])
+    assert [d.rule for d in forgot.errors] == ["elicitation-disabled"]
+    assert "set `elicitation: {enabled: true}`" in forgot.errors[0].message
+
+
+def test_templated_texts_in_results_are_judged_by_their_type_only(tmp_path: Path) -> None:
+    (tmp_path / "handlers").mkdir()
+    (tmp_path / "handlers" / "h.py").write_text("def f(id):\n    return {}\n")
+    tool = (
+        "kind: server\nelicitation: {enabled: true}\n---\n"
+        "kind: tool\nname: t\ndescription: d\nannotations: {destructiveHint: false}\n"
+        "input: {properties: {id: {type: string}}, required: [id]}\n"
+        "output:\n  properties:\n    status: {type: string, enum: [open, closed]}\n"
+        "    n: {type: integer}\n"
+        "steps:\n  - confirm: sure\n    message: Sure?\n"
+        "    declined: {status: 'open-{{ id }}', n: '{{ id | length }}'}\n"
+        "    cancelled: {status: '{{ id }}', n: 2}\n"
+        "    unticked: {status: open, n: 'many {{ id }}'}\n"
+        "  - act: h:f\n"
+    )
+    (tmp_path / "t.yaml").write_text(tool)
+    found = check_project([tmp_path / "t.yaml"], tmp_path / "handlers").diagnostics
+    # Only the text where a number belongs is certain to be wrong; the rest depends on rendering.
+    assert [(d.rule, d.pos.line) for d in found] == [("result-output", 18)]
+    assert "is not of type 'integer'" in found[0].message
