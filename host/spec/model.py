@@ -13,6 +13,7 @@ from typing import Any, Literal
 __all__ = [
     "FALLBACK_TOOL",
     "REMEMBER_MAX_S",
+    "STEP_KINDS",
     "Act",
     "Ask",
     "Confirm",
@@ -182,6 +183,9 @@ class Act:
 
 
 Step = Read | Ask | Confirm | Act
+
+#: The keys a step starts with, one per kind, in the order the language lists them.
+STEP_KINDS = ("read", "ask", "confirm", "act")
 
 
 @dataclass(frozen=True)

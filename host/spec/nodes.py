@@ -16,7 +16,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from host.spec.diagnostics import Diagnostic
 from host.spec.locs import Locs, YPath
-from host.spec.model import Pos
+from host.spec.model import STEP_KINDS, Pos
 from host.spec.rules import error
 from host.spec.yaml_hints import quoted
 
@@ -24,7 +24,6 @@ __all__ = ["Builder"]
 
 _CORE = "tag:yaml.org,2002:"
 _DECIMAL = re.compile(r"^[-+]?[0-9][0-9_]*$")
-_STEP_KINDS = ("read", "ask", "confirm", "act")
 
 
 def _pos(name: str, mark: Any) -> Pos:
@@ -197,7 +196,7 @@ class Builder:
 def _starts_another(key: str, path: YPath) -> bool:
     """True when a repeated ``key`` shows that two documents or two steps ran together."""
     return (not path and key == "kind") or (
-        len(path) == 2 and path[0] == "steps" and key in _STEP_KINDS
+        len(path) == 2 and path[0] == "steps" and key in STEP_KINDS
     )
 
 

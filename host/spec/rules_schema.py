@@ -6,7 +6,6 @@ the key and what would fix it, at the exact key or value it is about.
 
 from __future__ import annotations
 
-import re
 from functools import cache
 from typing import Any
 
@@ -14,26 +13,25 @@ from jsonschema import Draft7Validator
 from jsonschema.exceptions import ValidationError
 
 from host.spec.diagnostics import Diagnostic
-from host.spec.durations import DurationError, parse_duration
 from host.spec.load import Document, YPath
-from host.spec.naming import describe_characters, plain_name, tool_name
-from host.spec.rules import did_you_mean, error, one_of
-from host.spec.schema import FORM_COMMON, FORM_KEYWORDS, FORM_TYPES, flat_schema
-from host.spec.yaml_hints import quoted
+from host.spec.model import STEP_KINDS
+from host.spec.rules import did_you_mean, error
+from host.spec.schema import FORM_COMMON, FORM_KEYWORDS, flat_schema
+from host.spec.shape_messages import (
+    bad_choice,
+    bad_name,
+    bad_pattern,
+    bad_scope,
+    duration_problem,
+    in_form,
+    is_duration,
+    missing_text,
+    type_hint,
+    unknown_key,
+    wrong_type_text,
+)
 
 __all__ = ["bad_name", "check_shape", "describe"]
-
-_STEP_KINDS = ("read", "ask", "confirm", "act")
-_KNOWN_KEYWORDS = frozenset().union(*FORM_KEYWORDS.values())
-_TYPE_WORDS = {
-    "object": "a mapping",
-    "array": "a list",
-    "string": "text",
-    "integer": "an integer",
-    "number": "a number",
-    "boolean": "true or false",
-    "null": "empty",
-}
 
 
 @cache
@@ -71,22 +69,11 @@ def _cosmetic(err: ValidationError) -> bool:
     if err.validator == "additionalProperties" and len(path) == 2 and path[0] == "steps":
         # NOTE: a step with two kind keys (`act:` inside a confirm) would lose one of its halves.
         instance: Any = err.instance
-        if any(k in _STEP_KINDS for k in instance):
+        if any(k in STEP_KINDS for k in instance):
             return False
     if path == ("kind",):
         return False
-    return err.validator in _COSMETIC or _is_duration(path)
-
-
-def _kind_of(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true or false"
-    for name, python in (("object", dict), ("array", list), ("string", str)):
-        if isinstance(value, python):
-            return _TYPE_WORDS[name]
-    if isinstance(value, int | float):
-        return "a number"
-    return "empty" if value is None else type(value).__name__
+    return err.validator in _COSMETIC or is_duration(path)
 
 
 def describe(path: YPath, data: Any) -> str:
@@ -98,7 +85,7 @@ def describe(path: YPath, data: Any) -> str:
     if head == "steps" and len(path) >= 2 and isinstance(path[1], int):
         step = _at(data, path[:2])
         if len(path) == 2:
-            label = next((k for k in _STEP_KINDS if isinstance(step, dict) and k in step), None)
+            label = next((k for k in STEP_KINDS if isinstance(step, dict) and k in step), None)
             if label is None:
                 return f"step {path[1] + 1}"
             named = step.get(label) if label != "act" else None
@@ -126,10 +113,6 @@ def _at(data: Any, path: YPath) -> Any:
     return data
 
 
-def _in_form(path: YPath) -> bool:
-    return len(path) >= 4 and path[0] == "steps" and path[2] == "form"
-
-
 def _map(err: ValidationError, doc: Document) -> list[Diagnostic]:
     path: YPath = tuple(err.absolute_path)
     locs = doc.locs
@@ -143,19 +126,19 @@ def _map(err: ValidationError, doc: Document) -> list[Diagnostic]:
         return [bad_name(locs.key((*path, str(instance))), str(instance))]
     if keyword == "additionalProperties":
         allowed = list(subschema.get("properties", {}))
-        field_type = instance.get("type") if _in_form(path) and len(path) == 4 else None
+        field_type = instance.get("type") if in_form(path) and len(path) == 4 else None
         if isinstance(field_type, str) and field_type in FORM_KEYWORDS:
             allowed = sorted(FORM_COMMON | FORM_KEYWORDS[field_type])
             where = f"{where} ({field_type})"
         extras = [k for k in instance if k not in allowed]
-        return [_unknown(locs.key((*path, k)), k, allowed, path, where) for k in extras]
+        return [unknown_key(locs.key((*path, k)), k, allowed, path, where) for k in extras]
     if keyword == "required":
         missing = [k for k in expected if k not in instance]
         pos = locs.key(path) if path else locs.value(path)
-        return [error(pos, "missing-key", _missing(where, k, path)) for k in missing]
+        return [error(pos, "missing-key", missing_text(where, k, path)) for k in missing]
     if keyword == "anyOf" and path[:1] == ("steps",):
         keys = list(instance) if isinstance(instance, dict) else []
-        hint = next((h for k in keys if (h := did_you_mean(k, _STEP_KINDS))), "")
+        hint = next((h for k in keys if (h := did_you_mean(k, STEP_KINDS))), "")
         return [
             error(
                 locs.value(path),
@@ -164,19 +147,19 @@ def _map(err: ValidationError, doc: Document) -> list[Diagnostic]:
             )
         ]
     pos = locs.value(path)
-    if _is_duration(path) and keyword in ("type", "pattern"):
-        return [error(pos, "duration", f"{where}: {_duration_problem(instance)}")]
+    if is_duration(path) and keyword in ("type", "pattern"):
+        return [error(pos, "duration", f"{where}: {duration_problem(instance)}")]
     if path[-2:-1] == ("scopes",) and keyword == "pattern":
-        return [_bad_scope(pos, str(instance))]
+        return [bad_scope(pos, str(instance))]
     if keyword == "uniqueItems":
         return [error(pos, "bad-value", f"{where} lists the same value twice: remove one")]
     if keyword == "type":
-        message = _wrong_type(where, expected, instance) + _type_hint(path, instance, doc)
+        message = wrong_type_text(where, expected, instance) + type_hint(path, instance, doc)
         return [error(pos, "wrong-type", message)]
     if keyword in ("enum", "const"):
-        return [_bad_choice(err, path, where, doc)]
+        return [bad_choice(err, path, where, doc)]
     if keyword in ("pattern", "minLength", "maxLength"):
-        return [_bad_pattern(pos, path, instance)]
+        return [bad_pattern(pos, path, instance)]
     if keyword == "minProperties" and path[-1:] == ("form",):
         return [
             error(
@@ -186,195 +169,5 @@ def _map(err: ValidationError, doc: Document) -> list[Diagnostic]:
                 "for a yes/no question",
             )
         ]
-    rule = "form-keyword" if _in_form(path) else "bad-value"
+    rule = "form-keyword" if in_form(path) else "bad-value"
     return [error(pos, rule, f"{where}: {err.message}")]
-
-
-def _unknown(pos: Any, key: str, allowed: list[str], path: YPath, where: str) -> Diagnostic:
-    hint = did_you_mean(key, allowed)
-    if _in_form(path):
-        if key == "properties":
-            hint = " MCP forms are flat: make each property a field of its own in this form."
-        return error(
-            pos,
-            "form-keyword",
-            f"'{key}' is not a keyword MCP forms allow: remove it; {where} may use: "
-            f"{one_of(allowed)}.{hint}",
-        )
-    if key == "remember" and len(path) == 2 and path[0] == "steps":
-        return error(
-            pos,
-            "unknown-key",
-            f"unknown key 'remember' in {where}: only a confirm remembers a yes; make this "
-            "question a confirm, or remove remember:",
-        )
-    if len(path) == 2 and path[0] == "steps" and key in _STEP_KINDS:
-        return error(
-            pos,
-            "unknown-key",
-            f"'{key}' starts another step, inside {where}: a missing '- ' merged two steps; "
-            f"write '- {key}: ...' on its own list item",
-        )
-    return error(
-        pos,
-        "unknown-key",
-        f"unknown key '{key}' in {where}; expected one of: {one_of(allowed)}.{hint}",
-    )
-
-
-_EXAMPLE_VALUES = {
-    "description": "TEXT (what the model reads about the tool)",
-    "call": "module:function (the read-only handler)",
-    "message": "TEXT (what the user reads)",
-    "form": "{FIELD: {type: string}}",
-    "steps": "[...] (read, ask, confirm and act steps)",
-    "name": "NAME",
-}
-
-
-def _missing(where: str, key: str, path: YPath) -> str:
-    if not path and key == "kind":
-        return "a spec document needs 'kind: tool' or 'kind: server': add it as the first line"
-    if key == "type" and _in_form(path):
-        return f"{where} needs 'type': add one of: {', '.join(FORM_TYPES)}"
-    example = _EXAMPLE_VALUES.get(key, "...")
-    return f"{where} needs '{key}': add {key}: {example}"
-
-
-def _wrong_type(where: str, expected: Any, instance: Any) -> str:
-    wanted = [expected] if isinstance(expected, str) else list(expected)
-    words = " or ".join(_TYPE_WORDS.get(t, t) for t in wanted)
-    message = f"{where} should be {words}, not {_kind_of(instance)}"
-    if "string" in wanted and isinstance(instance, int | float) and not isinstance(instance, bool):
-        message += f' (quote it: "{instance}")'
-    if wanted == ["boolean"] and isinstance(instance, str):
-        message += " (write true or false, without quotes)"
-    if wanted == ["array"] and isinstance(instance, dict):
-        message += " (start each item on its own line with '- ')"
-    return message
-
-
-_SHORTHANDS: dict[YPath, str] = {("elicitation",): "elicitation: {enabled: true}"}
-
-
-def _type_hint(path: YPath, instance: Any, doc: Document) -> str:
-    """Why a value has the wrong type, when the way it was written shows it."""
-    written = _SHORTHANDS.get(path)
-    if written is not None and not isinstance(instance, dict):
-        return f"; write {written}"
-    if _in_form(path) and len(path) == 4 and str(path[3]) in FORM_COMMON | _KNOWN_KEYWORDS:
-        return (
-            f"; '{path[3]}' is read as a field of its own because it is not indented under the "
-            "field above it: indent it further"
-        )
-    if instance is not None:
-        return ""
-    source = doc.locs.text.splitlines()
-    line = doc.locs.key(path).line
-    text = source[line - 1] if 0 < line <= len(source) else ""
-    after = text.partition(":")[2]
-    if after.lstrip().startswith("#"):
-        value = after.strip()
-        return (
-            f"; a '#' after a space starts a comment, so the value is empty: quote it: "
-            f"{path[-1]}: {quoted(value)}"
-        )
-    return "; nothing is written after it or indented under it: indent what belongs to it"
-
-
-def _bad_choice(err: ValidationError, path: YPath, where: str, doc: Document) -> Diagnostic:
-    pos = doc.locs.value(path)
-    expected: Any = err.validator_value
-    allowed = expected if err.validator == "enum" else [expected]
-    value = err.instance
-    hint = did_you_mean(value, [str(a) for a in allowed]) if isinstance(value, str) else ""
-    if path == ("kind",):
-        return error(
-            pos, "unknown-kind", f"unknown kind '{value}'; expected one of: server, tool.{hint}"
-        )
-    if _in_form(path) and path[-2:] == ("items", "type"):
-        return error(pos, "form-keyword", "the items of a multi-select must be type: string")
-    if _in_form(path) and path[-1] == "type":
-        if value == "object":
-            hint = (
-                " MCP forms are flat: make each property of the object a field of its own "
-                "in this form."
-            )
-        return error(
-            pos,
-            "form-type",
-            f"'{value}' is not a type MCP forms can render; use one of: "
-            f"{', '.join(FORM_TYPES)}.{hint}",
-        )
-    choices = ", ".join(str(a) for a in allowed)
-    rule = "form-keyword" if _in_form(path) else "bad-value"
-    return error(pos, rule, f"{where} cannot be '{value}'; expected one of: {choices}.{hint}")
-
-
-def _bad_pattern(pos: Any, path: YPath, value: Any) -> Diagnostic:
-    last = path[-1] if path else ""
-    if path == ("name",):
-        text = str(value)
-        odd = describe_characters(text, "A-Za-z0-9_.-")
-        what = f"has {odd}" if odd else "must be 1-128 characters long"
-        return error(
-            pos,
-            "tool-name",
-            f"tool name '{text}' {what}; MCP allows 1-128 characters of A-Z a-z 0-9 _ . -: "
-            f"rename it, e.g. {tool_name(text)}",
-        )
-    if last in ("call", "act"):
-        odd = describe_characters(str(value), "A-Za-z0-9_.:")
-        has = f" (it has {odd})" if odd and "U+" in odd else ""
-        return error(
-            pos,
-            "handler-name",
-            f"'{value}' is not a handler name{has}; write module:function, like "
-            "helpdesk:close_ticket",
-        )
-    return bad_name(pos, str(value))
-
-
-def bad_name(pos: Any, value: str) -> Diagnostic:
-    """``bad-name`` for a step or form field name that templates and handlers cannot use."""
-    odd = describe_characters(value, "A-Za-z0-9_")
-    has = f" (it has {odd})" if odd else " (it starts with a digit)"
-    return error(
-        pos,
-        "bad-name",
-        f"'{value}' is not a plain name{has}: use letters, digits and _, not starting with "
-        f"a digit, so templates and handlers can use it: write {plain_name(value)}",
-    )
-
-
-def _is_duration(path: YPath) -> bool:
-    """True for the places that take a duration (``timeout``, ``timeouts.*``, ``remember.for``)."""
-    return (
-        (len(path) == 3 and path[0] == "steps" and path[2] == "timeout")
-        or (len(path) == 2 and path[0] == "timeouts")
-        or path[-2:] == ("remember", "for")
-    )
-
-
-def _duration_problem(value: Any) -> str:
-    try:
-        parse_duration(value)
-    except DurationError as exc:
-        return str(exc)
-    return "write a duration like 30s, 10m, 8h or 7d"
-
-
-def _bad_scope(pos: Any, value: str) -> Diagnostic:
-    odd = describe_characters(value.replace(":", ""), "!#-9;-\\[\\]-~")
-    has = f" (it has {odd})" if odd else " (it has an empty part around a ':')"
-    return error(
-        pos,
-        "bad-value",
-        f"'{value}' is not a scope{has}: a scope is printable ASCII without spaces or quotes, "
-        f"in parts joined by ':', like tickets:read; write {_scope(value)}",
-    )
-
-
-def _scope(value: str) -> str:
-    parts = [re.sub(r"[^!#-9;-\[\]-~]+", "_", p.strip()) for p in value.split(":")]
-    return ":".join(p for p in parts if p) or "tickets:read"
