@@ -5,7 +5,7 @@ Every template, form, validator and handler is resolved here, so a call only ren
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +35,20 @@ DEFAULT_ENDINGS: Mapping[Ending, str] = {
 
 def compile_project(project: Project) -> dict[str, Machine]:
     """Every tool of ``project`` as a machine, by name, in the project's order."""
-    return {tool.name: compile_tool(tool, project.handlers_dir) for tool in project.tools}
+    server = project.server.scopes
+    return {
+        tool.name: compile_tool(tool, project.handlers_dir, server_scopes=server)
+        for tool in project.tools
+    }
 
 
-def compile_tool(tool: Tool, handlers_dir: Path) -> Machine:
+def compile_tool(tool: Tool, handlers_dir: Path, *, server_scopes: Sequence[str] = ()) -> Machine:
     """One tool as a machine.
+
+    Args:
+        tool: The checked tool.
+        handlers_dir: Where its handlers live.
+        server_scopes: Scopes every call of the server needs, on top of the tool's own.
 
     Raises:
         host.machine.bind.HandlerImportError: a handler could not be imported.
@@ -71,6 +80,7 @@ def compile_tool(tool: Tool, handlers_dir: Path) -> Machine:
         steps=tuple(steps),
         act=act,
         returns=returns,
+        scopes=frozenset((*server_scopes, *tool.scopes)),
     )
 
 

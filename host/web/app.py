@@ -17,7 +17,7 @@ import falcon
 
 from host.assembly import assemble
 from host.auth import Authenticator, Identity, protected_resource_paths
-from host.errors import StoreError
+from host.errors import SettingsError, StoreError
 from host.protocol import Endpoint, Reply, RequestContext
 from host.protocol.jsonrpc import INVALID_REQUEST, error, failure
 from host.settings import Settings
@@ -28,6 +28,13 @@ from host.web.auth import Gate, MetadataResource
 __all__ = ["McpResource", "create_app", "origin_allowed", "request_context"]
 
 log = logging.getLogger("host.web")
+
+#: Why a host with scoped tools and no auth settings does not serve over HTTP.
+UNPROTECTED = (
+    "the specs name scopes ({scopes}) but no auth is configured, so over HTTP they would protect "
+    "nothing: set HOST_AUTH_ISSUER and HOST_AUTH_AUDIENCE (an identity provider) or "
+    "HOST_AUTH_TOKENS (static tokens made by `host token create`), or remove the scopes"
+)
 
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 
@@ -211,6 +218,7 @@ def create_app(
     *,
     settings: Settings | None = None,
     project: Project | None = None,
+    authenticator: Authenticator | None = None,
 ) -> falcon.App[falcon.Request, falcon.Response]:
     """The WSGI app serving one spec directory.
 
@@ -219,10 +227,13 @@ def create_app(
         handlers_dir: The handlers directory (overrides ``settings``).
         settings: Deployment settings; read from ``HOST_*`` variables when None.
         project: An already checked project to serve instead of loading ``specs_dir``.
+        authenticator: Checks callers' tokens; built from ``settings.auth`` when None.
 
     Raises:
         host.errors.SpecError: The specs have problems (every diagnostic is attached).
         host.errors.StoreError: The store cannot be opened.
+        host.errors.SettingsError: The specs name scopes but no auth is configured (over HTTP
+            they would protect nothing).
     """
     settings = settings or Settings.from_env()
     if specs_dir is not None:
@@ -236,8 +247,15 @@ def create_app(
             "Set HOST_SECRET to the same value on every instance.",
             extra={"event": "generated_secret"},
         )
+    authenticator = authenticator or _authenticator(settings)
     served = assemble(settings, project)
-    gate = Gate(_authenticator(settings), {s for m in served.machines.values() for s in m.scopes})
+    scopes = {s for m in served.machines.values() for s in m.scopes}
+    if scopes and not authenticator.enabled:
+        served.store.close()
+        raise SettingsError(
+            UNPROTECTED.format(scopes=", ".join(sorted(scopes))), "HOST_AUTH_ISSUER"
+        )
+    gate = Gate(authenticator, scopes)
     app: falcon.App[falcon.Request, falcon.Response] = falcon.App()
     app.add_route("/mcp", McpResource(served.endpoint, settings, gate))
     for path in protected_resource_paths(settings.auth):

@@ -21,6 +21,7 @@ from host.spec.check import check_project
 from host.spec.paths import default_handlers_dir
 from host.spec.report import format_diagnostics
 from host.store import open_store
+from host.web.app import UNPROTECTED
 
 __all__ = [
     "ServeOptions",
@@ -76,13 +77,19 @@ def worker_env(options: ServeOptions, environ: Mapping[str, str]) -> dict[str, s
     return env
 
 
-def settings_problem(env: Mapping[str, str]) -> str | None:
-    """What makes the workers' settings unusable (a bad value, an unreachable store), or None."""
+def settings_problem(env: Mapping[str, str], scopes: Sequence[str] = ()) -> str | None:
+    """What makes the workers' settings unusable, or None.
+
+    A bad value, an unreachable store, or ``scopes`` (those the specs name) with no auth set.
+    """
     try:
-        store = open_store(Settings.from_env(env).store)
+        settings = Settings.from_env(env)
+        store = open_store(settings.store)
     except HostError as exc:
         return exc.message
     store.close()
+    if scopes and not settings.auth.enabled:
+        return UNPROTECTED.format(scopes=", ".join(sorted(set(scopes))))
     return None
 
 
@@ -128,7 +135,8 @@ def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
     if not exec_:
         return argv
     env = worker_env(options, os.environ)
-    problem = settings_problem(env)
+    used = sorted(result.project.scopes) if result.project is not None else []
+    problem = settings_problem(env, used)
     if problem is not None:
         # NOTE: checked once here, so a bad setting is one clear line, not every worker failing
         # to boot and gunicorn's shutdown noise around it.
