@@ -12,7 +12,8 @@ from typing import Any
 from host.machine.bind import load_handler
 from host.machine.forms import Form, confirm_form
 from host.machine.run import Ending, Machine, QuestionStep, ReadStep
-from host.spec.model import Act, Ask, Confirm, Project, Read, Returns, Tool
+from host.machine.timing import DEFAULT_READ_S
+from host.spec.model import Act, Ask, Confirm, Project, Read, Returns, Timeouts, Tool
 from host.spec.templates import (
     Renderer,
     compile_expression,
@@ -33,22 +34,35 @@ DEFAULT_ENDINGS: Mapping[Ending, str] = {
 }
 
 
+#: The server's defaults when it sets none: the host's own apply.
+NO_TIMEOUTS = Timeouts()
+
+
 def compile_project(project: Project) -> dict[str, Machine]:
     """Every tool of ``project`` as a machine, by name, in the project's order."""
-    server = project.server.scopes
+    server = project.server
     return {
-        tool.name: compile_tool(tool, project.handlers_dir, server_scopes=server)
+        tool.name: compile_tool(
+            tool, project.handlers_dir, server_scopes=server.scopes, timeouts=server.timeouts
+        )
         for tool in project.tools
     }
 
 
-def compile_tool(tool: Tool, handlers_dir: Path, *, server_scopes: Sequence[str] = ()) -> Machine:
+def compile_tool(
+    tool: Tool,
+    handlers_dir: Path,
+    *,
+    server_scopes: Sequence[str] = (),
+    timeouts: Timeouts = NO_TIMEOUTS,
+) -> Machine:
     """One tool as a machine.
 
     Args:
         tool: The checked tool.
         handlers_dir: Where its handlers live.
         server_scopes: Scopes every call of the server needs, on top of the tool's own.
+        timeouts: The server's default limits for steps that set none.
 
     Raises:
         host.machine.bind.HandlerImportError: a handler could not be imported.
@@ -61,7 +75,8 @@ def compile_tool(tool: Tool, handlers_dir: Path, *, server_scopes: Sequence[str]
             handler = load_handler(handlers_dir, step.call)
             deps = frozenset(handler.required + handler.optional) - {"ctx"}
             missing = compile_text(step.missing) if step.missing is not None else None
-            steps.append(ReadStep(step.name, handler, missing, deps))
+            limit = step.timeout_s or timeouts.read_s or DEFAULT_READ_S
+            steps.append(ReadStep(step.name, handler, missing, deps, limit))
         elif isinstance(step, Ask | Confirm):
             steps.append(_question(step))
         elif isinstance(step, Act):
