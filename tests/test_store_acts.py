@@ -140,9 +140,7 @@ def test_a_live_owner_keeps_its_claim_past_many_leases(store_url: str, key: str)
         other.close()
 
 
-def test_a_closed_stores_claims_lapse_to_lost_and_are_never_taken(
-    store_url: str, key: str
-) -> None:
+def test_a_closed_stores_claims_lapse_to_lost_and_are_never_taken(store_url: str, key: str) -> None:
     owner = open_store(store_url, lease_s=0.3)
     other = open_store(store_url)
     try:
