@@ -24,9 +24,10 @@ so every report about it names the same one.
 
 The owner's process renews its leases from one background thread per store object (every third
 of ``lease_s``); a process that is killed stops renewing, and its claims read as ``lost`` within
-``lease_s``. A process that is stopped (not killed) for longer than ``lease_s`` loses its claims
-the same way; if it wakes and records its result, the result replaces ``lost`` (the owner's
-result is better news than "unknown"), but a lost claim is never renewed back to ``running``.
+``lease_s``. A process that is only slow (stopped, swapped out, starved of the store's write
+lock) for longer than ``lease_s`` reads ``lost`` the same way meanwhile; when it comes back, its
+renewals make the claim ``running`` again and its result makes it ``done``. Either way the claim
+stays its own: ``lost`` is a report to retries, never a release.
 
 What each backend can promise:
 

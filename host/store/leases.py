@@ -21,7 +21,7 @@ log = logging.getLogger("host.store")
 
 Renew = Callable[[list[tuple[str, str]]], None]
 """Extends the leases of the given ``(token, key)`` claims, in as few writes as it can; claims that
-recorded their result, or whose lease lapsed already, are left as they are."""
+recorded their result, or were marked lost, are left as they are."""
 
 
 class LeaseKeeper(ProcessThread):

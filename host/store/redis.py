@@ -46,6 +46,8 @@ if redis.call('get', KEYS[2]) == ARGV[1] then redis.call('del', KEYS[2]) return 
 return 0
 """
 
+_CONNECTIONS = 50  # per process: callers beyond this many at once wait for a free connection
+
 # What durability() reads; CONFIG GET takes one pattern per call before Redis 7.
 _PERSISTENCE = ("appendonly", "appendfsync", "save", "maxmemory", "maxmemory-policy")
 
@@ -100,11 +102,18 @@ class RedisStore:
         self._prefix = prefix
         self.lease_s = lease_s
         self._closed = False
-        # NOTE: redis-py's pool notices a fork and opens fresh connections in the child.
+        # NOTE: redis-py's pool notices a fork and opens fresh connections in the child. It is
+        # bounded (callers wait for a free connection) since waiting pops hold none of their own:
+        # a thousand waiters woken at once share a few dozen connections.
         with self._errors("connect to"):
-            self._client: Any = redis.Redis.from_url(
-                url, decode_responses=True, socket_connect_timeout=5.0
+            pool = redis.BlockingConnectionPool.from_url(
+                url,
+                decode_responses=True,
+                socket_connect_timeout=5.0,
+                max_connections=_CONNECTIONS,
+                timeout=20,
             )
+            self._client: Any = redis.Redis(connection_pool=pool)
             self._client.ping()
         self._release = self._client.register_script(_RELEASE)
         self._record = self._client.register_script(_RECORD)
@@ -280,6 +289,7 @@ class RedisStore:
         self._watcher.stop()
         try:
             self._client.close()
+            self._client.connection_pool.disconnect()
         except self._error as exc:  # pragma: no cover - closing a dead connection
             log.debug("closing %s: %s", self._url, exc)
 

@@ -68,15 +68,15 @@ return 1
 """
 
 # KEYS: act 1, lease 1, act 2, lease 2, ...; ARGV: lease_ms, token 1, token 2, ...
-# A lease that lapsed stays lapsed: others may have reported the act lost already.
+# A lapsed lease of an unrecorded claim is renewed too: its owner was only slow, and is alive.
 _RENEW = """
 local renewed = 0
 for i = 1, #KEYS, 2 do
   local token = ARGV[(i + 1) / 2 + 1]
-  if redis.call('get', KEYS[i + 1]) == token then
-    redis.call('pexpire', KEYS[i + 1], ARGV[1])
-    local ttl = tonumber(redis.call('hget', KEYS[i], 'ttl'))
-    if ttl then redis.call('pexpire', KEYS[i], math.max(ttl, tonumber(ARGV[1]))) end
+  local found = redis.call('hmget', KEYS[i], 'owner', 'value', 'lost', 'ttl')
+  if found[1] == token and not found[2] and not found[3] then
+    redis.call('set', KEYS[i + 1], token, 'PX', ARGV[1])
+    redis.call('pexpire', KEYS[i], math.max(tonumber(found[4]), tonumber(ARGV[1])))
     renewed = renewed + 1
   end
 end

@@ -85,7 +85,11 @@ class RedisWatcher(Watcher):
                     self._recheck()
                 try:
                     message = pubsub.get_message(timeout=min(1.0, max(0.0, due - now)))
-                except self._error as exc:
+                except Exception as exc:
+                    if self._stopping:
+                        return  # the store closed the connection under us: that is the end
+                    if not isinstance(exc, self._error):
+                        raise
                     log.warning("lost the subscription to %s; resubscribing: %s", self._what, exc)
                     self._tried.clear()
                     self._close(pubsub)

@@ -223,25 +223,22 @@ class SqliteStore:
         problem = self._pool.problem()
         if problem is not None:
             return problem
-        folder = self.path.parent
-        if not os.access(folder, os.W_OK | os.X_OK):
-            return f"the SQLite store's folder {folder} is not writable"
+        # NOTE: an open file stays writable after a chmod (and SQLite reuses this process's open
+        # descriptors for new connections), so the probe write alone would say "fine" while every
+        # worker that starts afterwards fails: ask the file system about the paths too.
+        effective = os.access in os.supports_effective_ids
+        for path in (self.path.parent, self.path, *self._pool.companions()):
+            if not os.access(path, os.W_OK, effective_ids=effective):
+                return f"the SQLite store cannot be written: {path} is not writable"
         try:
-            # NOTE: a fresh connection, not a pooled one: an open file stays writable after a
-            # chmod, but every worker that starts (or reconnects) afterwards would fail.
-            conn = self._pool.open(busy_timeout_s=2.0)
-            try:
-                conn.execute("BEGIN IMMEDIATE")
+            with self._pool.write() as conn:
                 conn.execute(
                     "INSERT OR REPLACE INTO store_health (id, at, pid) VALUES (1, ?, ?)",
                     (time.time(), os.getpid()),
                 )
-                conn.execute("COMMIT")
-            finally:
-                conn.close()
-        except sqlite3.Error as exc:
-            return f"the SQLite store {self.path} cannot be written: {exc}"
-        return self._pool.problem()
+        except StoreError as exc:
+            return exc.message
+        return None
 
     def durability(self) -> list[Risk]:
         """A replaced or deleted file is the one way this store loses records it knows of."""

@@ -114,9 +114,10 @@ def mark_lost(conn: sqlite3.Connection, key: str, token: str, reason: str, ttl_s
 
 
 def renew(conn: sqlite3.Connection, tokens: list[str], lease_s: float) -> None:
-    """Extend the leases (and lives) of the live, unrecorded claims among ``tokens``.
+    """Extend the leases (and lives) of the unrecorded claims among ``tokens``.
 
-    A lease that lapsed stays lapsed: others may have reported the act lost already.
+    A lease that lapsed is renewed too: its owner was only slow (stopped, or starved of the write
+    lock), and is evidently alive. Readers meanwhile were told "lost"; never "free".
     """
     now = time.time()
     for start in range(0, len(tokens), _CHUNK):
@@ -124,6 +125,6 @@ def renew(conn: sqlite3.Connection, tokens: list[str], lease_s: float) -> None:
         marks = ", ".join(f"?{n}" for n in range(3, len(chunk) + 3))
         conn.execute(
             "UPDATE store_acts SET lease = ?1, expires = max(expires, ?2 + ttl, ?1)"
-            f" WHERE owner IN ({marks}) AND value IS NULL AND lost IS NULL AND lease > ?2",
+            f" WHERE owner IN ({marks}) AND value IS NULL AND lost IS NULL",
             (now + lease_s, now, *chunk),
         )

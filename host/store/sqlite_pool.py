@@ -56,13 +56,17 @@ class Connections:
             if not path.parent.exists():
                 private_dir(path.parent)
             private_file(path)
-            for extra in ("-wal", "-shm"):  # left by an older version, perhaps readable by all
-                if Path(f"{path}{extra}").exists():
-                    private_file(f"{path}{extra}")
+            for extra in self.companions():  # left by an older version, perhaps readable by all
+                private_file(extra)
             self.identity = FileIdentity(path)
         except OSError as exc:
             raise StoreError(f"cannot create the SQLite store {path}: {exc}") from exc
         self._uri = f"file:{quote(str(path.resolve()))}?mode=rw"
+
+    def companions(self) -> list[Path]:
+        """The ``-wal`` and ``-shm`` files SQLite keeps beside the database, those that exist."""
+        found = (Path(f"{self.path}{suffix}") for suffix in ("-wal", "-shm"))
+        return [path for path in found if path.exists()]
 
     def problem(self) -> str | None:
         """Why this store refuses writes (its file was deleted or replaced), or None.
@@ -85,12 +89,12 @@ class Connections:
         if found is not None:
             raise StoreError(found)
 
-    def open(self, busy_timeout_s: float | None = None) -> sqlite3.Connection:
+    def open(self) -> sqlite3.Connection:
         """A new connection to the store's file (never creating one), in WAL mode."""
         conn = sqlite3.connect(
             self._uri,
             uri=True,
-            timeout=self.busy_timeout_s if busy_timeout_s is None else busy_timeout_s,
+            timeout=self.busy_timeout_s,
             isolation_level=None,  # we issue BEGIN ourselves
             check_same_thread=False,  # pooled: used by one thread at a time, not always the same
         )
