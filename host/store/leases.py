@@ -59,6 +59,17 @@ class LeaseKeeper(ProcessThread):
         with self._lock:
             return len(self._held)
 
+    def stop(self) -> None:
+        """Stop renewing: the claims still held read ``lost`` once their leases lapse."""
+        held = self.held()
+        if held:
+            log.warning(
+                "%s closed while %d act claim(s) had no result yet; they will read as lost",
+                self._what,
+                held,
+            )
+        super().stop()
+
     def _run(self) -> None:
         every = self.lease_s / 3
         due: float | None = None
