@@ -46,7 +46,7 @@ def require_durable(store: Store, *, acknowledged: bool) -> list[str]:
     risks = store.durability()
     refused = [risk.message for risk in risks if risk.refuse]
     if refused and not acknowledged:
-        raise StoreError(" ".join(refused))
+        raise StoreError("; ".join(refused))
     return [
         f"{risk.message} (acknowledged by {VOLATILE_OK}=1)" if risk.refuse else risk.message
         for risk in risks
