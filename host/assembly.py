@@ -19,9 +19,9 @@ from host.machine import Machine, compile_project
 from host.protocol import Endpoint, LogObserver, Observer, make_endpoint
 from host.settings import Settings
 from host.spec.model import Project
-from host.store import Store, open_store
+from host.store import Store, open_store, private_dir, require_durable
 
-__all__ = ["Assembly", "assemble", "ensure_secret", "private_dir"]
+__all__ = ["Assembly", "assemble", "ensure_secret"]
 
 log = logging.getLogger("host")
 
@@ -56,11 +56,13 @@ def assemble(
     """Load (unless given), compile and serve the specs ``settings`` names.
 
     Without ``HOST_SECRET``, every process of this data directory shares one generated secret
-    (:func:`ensure_secret`), so a second round that reaches another worker still opens.
+    (:func:`ensure_secret`), so a second round that reaches another worker still opens. A store
+    that can forget act claims (a Redis without persistence, say) is refused unless the settings
+    acknowledge it (``HOST_STORE_VOLATILE_OK=1``); lesser risks are logged as warnings.
 
     Raises:
         host.errors.SpecError: The specs have problems (every diagnostic is attached).
-        host.errors.StoreError: The store cannot be opened.
+        host.errors.StoreError: The store cannot be opened, or can forget claims unacknowledged.
     """
     if project is None:
         from host.spec import load_project
@@ -71,6 +73,13 @@ def assemble(
         private_dir(settings.data_dir)
     keys = settings.secrets or (ensure_secret(settings.data_dir),)
     store = open_store(settings.store)
+    try:
+        risks = require_durable(store, acknowledged=settings.store_volatile_ok)
+    except BaseException:
+        store.close()
+        raise
+    for risk in risks:
+        log.warning("the store can lose records: %s", risk, extra={"event": "store_risk"})
     endpoint = make_endpoint(
         project.server,
         machines,
@@ -82,19 +91,6 @@ def assemble(
         observers=observers,
     )
     return Assembly(settings, project, machines, store, endpoint)
-
-
-def private_dir(path: Path) -> Path:
-    """``path`` as a folder only its owner can use (0700), created if missing.
-
-    NOTE: the data directory holds the store and the generated secret. A folder that exists
-    and belongs to this user is tightened too; one of another user's is left as it is (its
-    owner decides).
-    """
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if path.stat().st_uid == os.getuid():
-        os.chmod(path, 0o700)
-    return path
 
 
 def ensure_secret(data_dir: Path) -> str:

@@ -16,6 +16,9 @@ HOST_SECRET            Keys that sign ``requestState`` and legacy session ids, c
                        by the processes of this machine only.
 HOST_STATE_TTL         Seconds a ``requestState`` stays valid (600).
 HOST_STORE             ``sqlite:///path`` or ``redis://...`` (an SQLite file in the data directory).
+HOST_STORE_VOLATILE_OK ``1`` serves from a store that can forget act claims (a Redis without
+                       persistence, or one whose persistence cannot be checked): a restart may
+                       then let a retried final round act again. Unset: such a store is refused.
 HOST_DATA_DIR          Where the host keeps files (``.host``).
 HOST_ALLOWED_ORIGINS   Browser origins allowed to call, comma-separated; ``*`` allows any. Unset:
                        ``http(s)://localhost``, ``127.0.0.1`` and ``[::1]`` on any port. Requests
@@ -36,6 +39,7 @@ from host.auth.settings import AuthSettings
 from host.errors import SettingsError
 from host.protocol.sessions import LegacyOptions
 from host.spec.paths import default_handlers_dir
+from host.store.durability import VOLATILE_OK
 
 __all__ = ["Settings", "SettingsError"]
 
@@ -62,6 +66,7 @@ class Settings:
         answer_timeout_s: How long a legacy client's question waits for its answer.
         session_ttl_s: How long a legacy session id stays valid.
         auth: Who may call (``HOST_AUTH_*``, :mod:`host.auth.settings`); nothing set: anyone.
+        store_volatile_ok: Serve from a store that can forget act claims (acknowledged risk).
     """
 
     specs_dir: Path = Path("specs")
@@ -76,6 +81,7 @@ class Settings:
     answer_timeout_s: float = 300.0
     session_ttl_s: float = 86_400.0
     auth: AuthSettings = field(default_factory=AuthSettings)
+    store_volatile_ok: bool = False
 
     def __post_init__(self) -> None:
         short = [i for i, key in enumerate(self.secrets, 1) if len(key) < MIN_SECRET]
@@ -130,6 +136,7 @@ class Settings:
             answer_timeout_s=_positive(env, "HOST_ANSWER_TIMEOUT", cls.answer_timeout_s),
             session_ttl_s=_positive(env, "HOST_SESSION_TTL", cls.session_ttl_s),
             auth=AuthSettings.from_env(env),
+            store_volatile_ok=_flag(env, VOLATILE_OK),
         )
 
     def legacy(self) -> LegacyOptions:
@@ -148,6 +155,13 @@ def _level(value: str) -> str:
             f"HOST_LOG_LEVEL must be one of {', '.join(_LEVELS)}, got {value!r}", "HOST_LOG_LEVEL"
         )
     return value.upper()
+
+
+def _flag(env: Mapping[str, str], name: str) -> bool:
+    raw = env.get(name, "").strip()
+    if raw not in ("", "0", "1"):
+        raise SettingsError(f"{name} must be 1 (yes) or 0 (no), got {raw!r}", name)
+    return raw == "1"
 
 
 def _split(value: str) -> tuple[str, ...]:

@@ -137,13 +137,15 @@ def redis_server(tmp_path: Path) -> Iterator[Callable[..., RedisServer]]:
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A ``redis://`` URL: $HOST_TEST_REDIS_URL, or a private redis-server started for the session.
 
-    Fails (never skips) without redis-server, since CI must test the Redis backend too.
+    It keeps an append-only file, as a production Redis must (the host refuses one that can
+    forget act claims). Fails (never skips) without redis-server, since CI must test Redis too.
     """
     given = os.environ.get("HOST_TEST_REDIS_URL")
     if given:
         yield given
         return
-    proc, port = _start_redis(_redis_exe(), tmp_path_factory.mktemp("redis"))
+    folder = tmp_path_factory.mktemp("redis")
+    proc, port = _start_redis(_redis_exe(), folder, "--appendonly", "yes")
     try:
         yield f"redis://127.0.0.1:{port}/0"
     finally:

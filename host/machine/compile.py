@@ -12,7 +12,7 @@ from typing import Any
 from host.machine.bind import load_handler
 from host.machine.forms import Form, confirm_form
 from host.machine.run import Ending, Machine, QuestionStep, ReadStep
-from host.machine.timing import DEFAULT_READ_S
+from host.machine.timing import DEFAULT_ACT_S, DEFAULT_READ_S
 from host.spec.model import Act, Ask, Confirm, Project, Read, Returns, Timeouts, Tool
 from host.spec.templates import (
     Renderer,
@@ -70,6 +70,7 @@ def compile_tool(
     steps: list[ReadStep | QuestionStep] = []
     act = None
     returns: Returns = "value"
+    act_limit = timeouts.act_s or DEFAULT_ACT_S
     for step in tool.steps:
         if isinstance(step, Read):
             handler = load_handler(handlers_dir, step.call)
@@ -82,6 +83,7 @@ def compile_tool(
         elif isinstance(step, Act):
             act = load_handler(handlers_dir, step.call)
             returns = step.returns
+            act_limit = step.timeout_s or act_limit
     if act is None:  # the checker rejects this; a hand-built Project might not have been checked
         raise ValueError(f"tool {tool.name} has no act step")
     input_schema = {"type": "object", **tool.input}
@@ -96,6 +98,7 @@ def compile_tool(
         act=act,
         returns=returns,
         scopes=frozenset((*server_scopes, *tool.scopes)),
+        act_timeout_s=act_limit,
     )
 
 

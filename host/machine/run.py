@@ -20,7 +20,7 @@ from host.errors import AnswerMismatch, ContentError, ToolError
 from host.machine.bind import Handler
 from host.machine.content import content_blocks
 from host.machine.forms import Form
-from host.machine.timing import DEFAULT_READ_S, RUNNER, HandlerTimeout
+from host.machine.timing import DEFAULT_ACT_S, DEFAULT_READ_S, RUNNER, HandlerTimeout
 from host.machine.types import Answer, Answers, CallContext, Ending, NeedInput, Outcome, Question
 from host.spec.model import Returns
 from host.spec.templates import Renderer
@@ -67,6 +67,7 @@ class Machine:
     Attributes:
         asks: True when some step can ask the user a question.
         scopes: Every scope a caller needs to call it (the server's and the tool's own).
+        act_timeout_s: How long a caller waits for the act; past it the act goes on running.
     """
 
     def __init__(
@@ -82,9 +83,11 @@ class Machine:
         annotations: dict[str, Any] | None = None,
         returns: Returns = "value",
         scopes: frozenset[str] = frozenset(),
+        act_timeout_s: float = DEFAULT_ACT_S,
     ) -> None:
         self.name = name
         self.scopes = scopes
+        self.act_timeout_s = act_timeout_s
         self.title = title
         self.description = description
         self.input_schema = input_schema

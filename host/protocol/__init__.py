@@ -18,7 +18,7 @@ from pathlib import Path
 from host.machine import Machine
 from host.protocol.answers import Ledger
 from host.protocol.context import RequestContext
-from host.protocol.core import Asked, Call, Finished, OnceStore, Step, ToolHost, can_elicit_form
+from host.protocol.core import Asked, Call, Finished, Step, ToolHost, can_elicit_form
 from host.protocol.endpoint import Endpoint, Era, Reply, Sessions
 from host.protocol.events import LogObserver, Observer, Round
 from host.protocol.legacy import LegacyProtocol
@@ -47,7 +47,6 @@ __all__ = [
     "LogObserver",
     "ModernProtocol",
     "Observer",
-    "OnceStore",
     "Reply",
     "RequestContext",
     "Revision",

@@ -12,28 +12,28 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from host.auth import missing_scopes
 from host.errors import AnswerMismatch, ProtocolError, ScopeError
 from host.machine import CallContext, Machine, NeedInput, Outcome, ProgressSink, Question
-from host.machine.types import act_directly
+from host.protocol.acts import Acts
 from host.protocol.answers import Ledger
 from host.protocol.context import RequestContext
 from host.protocol.events import LogObserver, Observer, Round, notify
 from host.protocol.jsonrpc import ELICITATION_DISABLED, INVALID_PARAMS, MISSING_CAPABILITY, error
 from host.protocol.messages import LogForward
 from host.spec.model import Server
+from host.store.base import Store
 
 __all__ = [
     "ELICITATION_DISABLED_MESSAGE",
     "Asked",
     "Call",
     "Finished",
-    "OnceStore",
     "Step",
     "ToolHost",
     "can_elicit_form",
@@ -46,18 +46,6 @@ ELICITATION_DISABLED_MESSAGE = (
     "question; to let it, add `elicitation: {enabled: true}` to the `kind: server` spec "
     "and restart the host."
 )
-
-
-class OnceStore(Protocol):
-    """The part of :class:`host.store.Store` the core uses."""
-
-    def once(self, key: str, ttl_s: float, compute: Callable[[], str], wait_s: float = 30.0) -> str:
-        """Run ``compute`` at most once for ``key`` across processes; return the recorded value."""
-        ...
-
-    def get(self, key: str) -> str | None:
-        """A finished record's value, or None."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -126,7 +114,7 @@ class ToolHost:
     Args:
         server: The server's spec: name, version, instructions, whether it may ask questions.
         machines: The compiled tools by name, in the order ``tools/list`` shows them.
-        store: Where acts are recorded, so a retried final round never acts twice.
+        store: Where acts are claimed and recorded, so no final round ever acts twice.
         data_dir: The host's data directory, passed to handlers in ``ctx``.
         act_ttl_s: How long an act's record is kept: at least as long as a state lives.
         observers: Told about every round (the log line by default).
@@ -136,7 +124,7 @@ class ToolHost:
         self,
         server: Server,
         machines: Mapping[str, Machine],
-        store: OnceStore,
+        store: Store,
         *,
         data_dir: Path = Path(".host"),
         act_ttl_s: float = 660.0,
@@ -145,6 +133,7 @@ class ToolHost:
         self.server = server
         self.machines = dict(machines)
         self.store = store
+        self.acts = Acts(store, act_ttl_s)
         self.data_dir = data_dir
         self.act_ttl_s = act_ttl_s
         self.observers = tuple(observers)
@@ -217,11 +206,9 @@ class ToolHost:
         ledger = call.ledger.take(call.responses, machine.form_fields)
         event.answers = ledger.answered(k for k in call.ledger.asked if k in call.responses)
         if ledger.round > 1:
-            recorded = self.store.get(_act_key(ledger.nonce))
+            recorded = self.acts.recorded(ledger.nonce, machine.name)
             if recorded is not None:
-                # NOTE: the act already ran for this call (a retried final round). Reads may no
-                # longer hold (the ticket is deleted), so answer from the record before running.
-                return self._finished(event, Outcome.from_json(recorded))
+                return self._finished(event, recorded)
         try:
             result = machine.run(call.arguments, ledger, self._context(call, ledger))
         except AnswerMismatch as exc:
@@ -231,7 +218,7 @@ class ToolHost:
         if isinstance(result, NeedInput):
             return self._ask(call, ledger, result, event)
         if ledger.round > 1 and not result.acted:
-            result = self._settle(ledger.nonce, result)
+            result = self.acts.settle(ledger.nonce, result, machine.name)
         return self._finished(event, result)
 
     def _ask(self, call: Call, ledger: Ledger, need: NeedInput, event: Round) -> Asked:
@@ -262,20 +249,6 @@ class ToolHost:
         event.ending = outcome.ending
         return Finished(outcome)
 
-    def _settle(self, nonce: str, outcome: Outcome) -> Outcome:
-        """A later round that did not act: if a copy of it did act, answer with that record.
-
-        NOTE: concurrent copies of a final round race: one acts, and the others may see the
-        act's effect in their reads (a deleted ticket) and end in an error before reaching the
-        once-guard. The effect only ever happens inside the winner's claim, so waiting on that
-        claim here turns every such copy into the recorded result.
-        """
-        try:
-            recorded = self.store.once(_act_key(nonce), self.act_ttl_s, _no_act)
-        except _NoAct:
-            return outcome
-        return Outcome.from_json(recorded)
-
     def _context(self, call: Call, ledger: Ledger) -> CallContext:
         log = self._loggers[call.machine.name]
         request = call.request
@@ -288,36 +261,11 @@ class ToolHost:
             log=call.logs.logger(log) if call.logs is not None else log,
             round=ledger.round,
             # NOTE: only a call that asked has a nonce the client can send back; a first-round
-            # act cannot be retried as the same call, so it needs no record.
-            once=self._guard(ledger.nonce) if ledger.round > 1 else act_directly,
+            # act cannot be retried as the same call, so it needs no claim.
+            once=(
+                self.acts.guard(ledger.nonce, call.machine.name, call.machine.act_timeout_s)
+                if ledger.round > 1
+                else Acts.first_round(call.machine.name, call.machine.act_timeout_s)
+            ),
             report=call.progress,
         )
-
-    def _guard(self, nonce: str) -> Callable[[Callable[[], Outcome]], Outcome]:
-        key, ttl = _act_key(nonce), self.act_ttl_s
-
-        def once(act: Callable[[], Outcome]) -> Outcome:
-            ran: list[Outcome] = []
-
-            def record() -> str:
-                ran.append(act())
-                return ran[0].to_json()
-
-            recorded = self.store.once(key, ttl, record)
-            # NOTE: the caller that ran the act keeps its own outcome; concurrent copies
-            # of the final round get the record, marked as replayed in the log.
-            return ran[0] if ran else Outcome.from_json(recorded)
-
-        return once
-
-
-class _NoAct(Exception):
-    """Raised inside a claim to find out, without acting, whether the act ran or is running."""
-
-
-def _no_act() -> str:
-    raise _NoAct
-
-
-def _act_key(nonce: str) -> str:
-    return "act:" + nonce

@@ -135,7 +135,9 @@ class Endpoint:
                 },
             )
             scopes = exc.needed if isinstance(exc, ScopeError) else ()
-            error_body = None if request_id is None else failure(request_id, exc)
+            # NOTE: a notification gets no response, but over HTTP its error status carries a
+            # JSON-RPC error with a null id, so the client can read why (stdio drops it).
+            error_body = failure(request_id, exc)
             return Reply(exc.http_status, error_body, scopes=scopes)
         except Exception:
             return _internal_error(message.method, request_id)

@@ -10,8 +10,7 @@ Redis, every host instance) to see the same thing:
 * relayed answers: :meth:`Store.push` and :meth:`Store.pop` hand a value from one worker to another.
 
 Every record has a time to live. Expired records are invisible at once and deleted lazily. Act
-keys, record keys and queue keys are three separate namespaces. (:meth:`Store.once`, the older
-form of an act claim, shares the record namespace; it goes once the core uses ``claim_act``.)
+keys, record keys and queue keys are three separate namespaces.
 
 **What "at most once" means.** An act claimed with :meth:`Store.claim_act` is never handed to a
 second caller while its record lives (``ttl_s``, counted from the last moment its owner was known
@@ -52,7 +51,7 @@ honest answer, and an act that must be exactly-once needs an idempotency key of 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
@@ -130,7 +129,14 @@ class Risk:
 
 @runtime_checkable
 class Store(Protocol):
-    """Act claims, records and queues shared by every process that opens the same URL."""
+    """Act claims, records and queues shared by every process that opens the same URL.
+
+    Attributes:
+        lease_s: How long an act claim lasts without its owner renewing it: a dead owner's
+            claim reads ``lost`` at most this long after its death.
+    """
+
+    lease_s: float
 
     def claim_act(self, key: str, *, ttl_s: float, incident: str) -> ActClaim | ActState:
         """Claim the act ``key`` for this caller, or say what became of it.
@@ -162,21 +168,6 @@ class Store(Protocol):
 
         Returns:
             Its state (still ``running`` if time ran out), or None if there is no such act.
-        """
-        ...
-
-    def once(self, key: str, ttl_s: float, compute: Callable[[], str], wait_s: float = 30.0) -> str:
-        """Run ``compute`` at most once for ``key`` across all processes, and return its value.
-
-        The older form of :meth:`claim_act`, kept until the protocol core uses that. The first
-        caller claims the key and runs ``compute``; concurrent callers wait for its value; later
-        callers get the recorded value until ``ttl_s`` seconds after it was recorded. A claim
-        whose owner died is only taken over when it expires, ``ttl_s`` after it was made.
-
-        Raises:
-            host.errors.StoreError: Waiting took longer than ``wait_s``, or the store failed.
-            Exception: Whatever ``compute`` raised; the claim is released first, so a retry may
-                run it.
         """
         ...
 

@@ -1,7 +1,6 @@
 """The shared store in Redis, for host instances on several machines.
 
-Records live under ``<prefix>v:<key>``; the claim of a :meth:`RedisStore.once` act that is running
-lives beside its value under ``<prefix>c:<key>`` (``SET NX PX``, holding a random token). Act
+Records live under ``<prefix>v:<key>``. Act
 claims (:mod:`host.store.redis_acts`) live under ``<prefix>a:<key>`` and ``<prefix>l:<key>``, and
 queues under ``<prefix>q:<key>`` (``RPUSH``/``LPOP`` with the key's expiry; each push is announced
 on ``<prefix>pushed`` for :mod:`host.store.redis_watch`, so a waiting ``pop`` holds no connection
@@ -14,7 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -24,7 +23,6 @@ from host.store.acts import HeldClaim, check_claim, new_token, wait_until_settle
 from host.store.base import DEFAULT_LEASE_S, ActClaim, ActState, Risk, check_ttl
 from host.store.durability import redis_risks, unchecked_redis
 from host.store.leases import LeaseKeeper
-from host.store.once import Attempt, run_once
 from host.store.redis_acts import Scripts, ms
 from host.store.redis_watch import RedisWatcher
 from host.store.waiting import pop_waiting
@@ -32,19 +30,6 @@ from host.store.waiting import pop_waiting
 __all__ = ["RedisStore", "redact"]
 
 log = logging.getLogger("host.store")
-
-# Delete the claim only if it is still ours: a claim that lapsed may belong to someone else now.
-_RELEASE = """
-if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
-return 0
-"""
-
-# Record the value, then drop our claim; 0 tells the caller the claim had lapsed meanwhile.
-_RECORD = """
-redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3])
-if redis.call('get', KEYS[2]) == ARGV[1] then redis.call('del', KEYS[2]) return 1 end
-return 0
-"""
 
 _CONNECTIONS = 50  # per process: callers beyond this many at once wait for a free connection
 
@@ -115,8 +100,6 @@ class RedisStore:
             )
             self._client: Any = redis.Redis(connection_pool=pool)
             self._client.ping()
-        self._release = self._client.register_script(_RELEASE)
-        self._record = self._client.register_script(_RECORD)
         self._acts = Scripts(self._client, prefix)
         self._keeper = LeaseKeeper(self._renew, lease_s, self._url)
         self._watcher = RedisWatcher(self._client, prefix, recheck_s, self._error, self._url)
@@ -166,47 +149,6 @@ class RedisStore:
 
     # -- records ---------------------------------------------------------------------------------
 
-    def once(self, key: str, ttl_s: float, compute: Callable[[], str], wait_s: float = 30.0) -> str:
-        """Run ``compute`` at most once for ``key``; see :meth:`host.store.base.Store.once`."""
-        check_ttl(ttl_s)
-        value_key, claim_key = self._prefix + "v:" + key, self._prefix + "c:" + key
-        token = os.urandom(12).hex()
-
-        def claim() -> Attempt:
-            with self._errors("read"):
-                value = self._client.get(value_key)
-                if value is not None:
-                    return False, str(value)
-                if not self._client.set(claim_key, token, nx=True, px=ms(ttl_s)):
-                    return False, None
-                # The previous owner may have recorded and dropped its claim between our
-                # GET and SET: then the value is there and nothing must run.
-                value = self._client.get(value_key)
-                if value is None:
-                    return True, None
-                self._release(keys=[claim_key], args=[token])
-                return False, str(value)
-
-        def release() -> None:
-            try:
-                with self._errors("release a claim in"):
-                    self._release(keys=[claim_key], args=[token])
-            except StoreError as exc:
-                # The act's own exception matters more; the claim then lapses with its ttl.
-                log.warning("could not release the claim on %r: %s", key, exc)
-
-        def record(value: str) -> None:
-            with self._errors("write"):
-                kept = self._record(keys=[value_key, claim_key], args=[token, value, ms(ttl_s)])
-            if not kept:
-                log.warning(
-                    "the claim on %r expired before its act finished; ttl_s=%g is too short",
-                    key,
-                    ttl_s,
-                )
-
-        return run_once(key, wait_s, claim, compute, release, record)
-
     def add(self, key: str, value: str, ttl_s: float) -> bool:
         """Insert if absent; see :meth:`host.store.base.Store.add`."""
         check_ttl(ttl_s)
@@ -228,7 +170,7 @@ class RedisStore:
     def delete(self, key: str) -> None:
         """Remove the record and any claim; see :meth:`host.store.base.Store.delete`."""
         with self._errors("write"):
-            self._client.delete(self._prefix + "v:" + key, self._prefix + "c:" + key)
+            self._client.delete(self._prefix + "v:" + key)
 
     # -- queues ----------------------------------------------------------------------------------
 

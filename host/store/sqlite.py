@@ -14,7 +14,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -23,7 +23,6 @@ from host.store import sqlite_acts
 from host.store.acts import HeldClaim, check_claim, new_token, wait_until_settled
 from host.store.base import DEFAULT_LEASE_S, ActClaim, ActState, Risk, check_ttl
 from host.store.leases import LeaseKeeper
-from host.store.once import Attempt, run_once
 from host.store.sqlite_pool import Connections
 from host.store.sqlite_watch import SqliteWatcher
 from host.store.waiting import pop_waiting
@@ -35,8 +34,8 @@ log = logging.getLogger("host.store")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS store_records (
     key TEXT PRIMARY KEY,
-    value TEXT,            -- NULL while the act that claimed the key with once() runs
-    owner TEXT,            -- that claim's token while it runs, then NULL
+    value TEXT,
+    owner TEXT,            -- unused since act claims have their own table; kept for old files
     expires REAL NOT NULL  -- Unix time
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS store_records_expires ON store_records (expires);
@@ -130,19 +129,6 @@ class SqliteStore:
             sqlite_acts.renew(conn, [token for token, _ in claims], self.lease_s)
 
     # -- records ---------------------------------------------------------------------------------
-
-    def once(self, key: str, ttl_s: float, compute: Callable[[], str], wait_s: float = 30.0) -> str:
-        """Run ``compute`` at most once for ``key``; see :meth:`host.store.base.Store.once`."""
-        check_ttl(ttl_s)
-        token = new_token()
-        return run_once(
-            key,
-            wait_s,
-            claim=lambda: self._once_claim(key, token, ttl_s),
-            compute=compute,
-            release=lambda: self._once_release(key, token),
-            record=lambda value: self._once_record(key, token, value, ttl_s),
-        )
 
     def add(self, key: str, value: str, ttl_s: float) -> bool:
         """Insert if absent; see :meth:`host.store.base.Store.add`."""
@@ -269,52 +255,3 @@ class SqliteStore:
         conn.execute("DELETE FROM store_records WHERE expires <= ?", (now,))
         conn.execute("DELETE FROM store_queue WHERE expires <= ?", (now,))
         conn.execute("DELETE FROM store_acts WHERE expires <= ?", (now,))
-
-    def _once_claim(self, key: str, token: str, ttl_s: float) -> Attempt:
-        """Take ``key`` for :meth:`once` if free; else report its value, or that it is held.
-
-        NOTE: one upsert takes a free or expired key; only when it is taken does a second
-        statement read what is there, in the same transaction.
-        """
-        with self._write() as conn:
-            now = time.time()
-            taken = conn.execute(
-                "INSERT INTO store_records (key, value, owner, expires) VALUES (?, NULL, ?, ?)"
-                " ON CONFLICT (key) DO UPDATE SET value = NULL, owner = excluded.owner,"
-                " expires = excluded.expires WHERE store_records.expires <= ?",
-                (key, token, now + ttl_s, now),
-            ).rowcount
-            if taken == 1:
-                return True, None
-            row = conn.execute(
-                "SELECT value FROM store_records WHERE key = ? AND expires > ?", (key, now)
-            ).fetchone()
-        return False, None if row is None else row[0]
-
-    def _once_release(self, key: str, token: str) -> None:
-        try:
-            with self._write() as conn:
-                conn.execute("DELETE FROM store_records WHERE key = ? AND owner = ?", (key, token))
-        except StoreError as exc:
-            # The act's own exception matters more; the claim then lapses with its ttl.
-            log.warning("could not release the claim on %r: %s", key, exc)
-
-    def _once_record(self, key: str, token: str, value: str, ttl_s: float) -> None:
-        with self._write() as conn:
-            kept = conn.execute(
-                "UPDATE store_records SET value = ?, owner = NULL, expires = ?"
-                " WHERE key = ? AND owner = ?",
-                (value, time.time() + ttl_s, key, token),
-            ).rowcount
-            if kept == 1:
-                return
-            log.warning(
-                "the claim on %r expired before its act finished; ttl_s=%g is too short",
-                key,
-                ttl_s,
-            )
-            conn.execute(
-                "INSERT OR REPLACE INTO store_records (key, value, owner, expires)"
-                " VALUES (?, ?, NULL, ?)",
-                (key, value, time.time() + ttl_s),
-            )

@@ -20,7 +20,7 @@ from host.settings import Settings
 from host.spec.check import check_project
 from host.spec.paths import default_handlers_dir
 from host.spec.report import format_diagnostics
-from host.store import open_store
+from host.store import open_store, require_durable
 from host.web.app import UNPROTECTED
 
 __all__ = [
@@ -80,14 +80,21 @@ def worker_env(options: ServeOptions, environ: Mapping[str, str]) -> dict[str, s
 def settings_problem(env: Mapping[str, str], scopes: Sequence[str] = ()) -> str | None:
     """What makes the workers' settings unusable, or None.
 
-    A bad value, an unreachable store, or ``scopes`` (those the specs name) with no auth set.
+    A bad value, an unreachable store, a store that can forget act claims (unless acknowledged),
+    or ``scopes`` (those the specs name) with no auth set.
     """
     try:
         settings = Settings.from_env(env)
         store = open_store(settings.store)
     except HostError as exc:
         return exc.message
-    store.close()
+    try:
+        for risk in require_durable(store, acknowledged=settings.store_volatile_ok):
+            print(f"host: warning: the store can lose records: {risk}", file=sys.stderr)
+    except HostError as exc:
+        return exc.message
+    finally:
+        store.close()
     if scopes and not settings.auth.enabled:
         return UNPROTECTED.format(scopes=", ".join(sorted(set(scopes))))
     return None

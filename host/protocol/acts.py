@@ -1,0 +1,173 @@
+"""At most once, whatever fails: every call's act through the store's act claims.
+
+A call that asked questions has a nonce (its ledger's), the same in every round; its act runs only
+under a claim on ``act:<nonce>`` that the store commits before the act starts. The act then runs
+on a pooled thread under its time limit, and its result is recorded under the claim. Whatever
+happens next, the act never runs again for that call, and every later round says which of these
+is true, never a 500 and never a long wait:
+
+* ``done``: the recorded result, replayed;
+* ``running``: the act is still running (past its limit, on a live worker): retry for its result;
+* ``lost``: the act started but its outcome is unknown: the worker running it died, or its result
+  could not be written (the incident id names it in the log).
+
+A first round's act (a tool that asks nothing) has no nonce a client could send back, so it runs
+under its time limit without a claim.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import replace
+
+from host.errors import StoreError
+from host.machine import Outcome
+from host.machine.timing import RUNNER
+from host.store.base import ActClaim, ActState, Store
+
+__all__ = ["Acts"]
+
+log = logging.getLogger("host.protocol.acts")
+
+
+class Acts:
+    """The acts of one host's calls.
+
+    Args:
+        store: Where acts are claimed and recorded.
+        ttl_s: How long an act's record lives: at least as long as a state can come back.
+    """
+
+    def __init__(self, store: Store, ttl_s: float) -> None:
+        self.store = store
+        self.ttl_s = ttl_s
+        # NOTE: a retry waits a little longer than a lease for a claim that is running: enough
+        # to learn that its owner died (the lease lapses unrenewed), or to get a quick result.
+        self.settle_s = store.lease_s + 1.0
+
+    def recorded(self, nonce: str, tool: str) -> Outcome | None:
+        """What became of the call's act, when it was claimed in an earlier request; else None.
+
+        NOTE: asked before the machine runs: once the act ran, its reads may no longer hold (the
+        ticket is deleted), and the retry must get the act's record, not a lookup error.
+        """
+        state = self.store.act_state(_key(nonce))
+        if state is not None and state.status == "running":
+            state = self.store.wait_act(_key(nonce), self.settle_s) or state
+        return None if state is None else _report(state, tool)
+
+    def guard(
+        self, nonce: str, tool: str, limit_s: float
+    ) -> Callable[[Callable[[], Outcome]], Outcome]:
+        """The ``ctx.once`` of a later round: claim, run under the limit, record."""
+
+        def once(act: Callable[[], Outcome]) -> Outcome:
+            claimed = self.store.claim_act(_key(nonce), ttl_s=self.ttl_s, incident=_incident())
+            if isinstance(claimed, ActState):
+                # NOTE: a concurrent copy of this final round won the claim.
+                return _report(claimed, tool)
+            future = RUNNER.submit(lambda: self._run(claimed, act, tool))
+            try:
+                return future.result(timeout=limit_s)
+            except FutureTimeout:
+                return _still_running(tool, limit_s, claimed.incident)
+
+        return once
+
+    def settle(self, nonce: str, outcome: Outcome, tool: str) -> Outcome:
+        """A later round that did not act: if a copy of it did, answer with what became of it.
+
+        NOTE: concurrent copies of a final round race: one acts, and the others may see the
+        act's effect in their reads (a deleted ticket) and end in an error before reaching the
+        guard. The effect happens only under the winner's claim, so its record is the answer.
+        """
+        return self.recorded(nonce, tool) or outcome
+
+    @staticmethod
+    def first_round(tool: str, limit_s: float) -> Callable[[Callable[[], Outcome]], Outcome]:
+        """The ``ctx.once`` of a first round: no claim (nothing can retry it), only the limit."""
+
+        def once(act: Callable[[], Outcome]) -> Outcome:
+            future = RUNNER.submit(act)
+            try:
+                return future.result(timeout=limit_s)
+            except FutureTimeout:
+                incident = _incident()
+                log.warning(
+                    "an act ran past its time limit",
+                    extra={"event": "act_overran", "tool": tool, "incident": incident},
+                )
+                return Outcome.error(
+                    f"The action of {tool} did not finish within {limit_s:g} seconds and is still "
+                    f"running (incident {incident}); this call cannot return its result.",
+                    incident=incident,
+                )
+
+        return once
+
+    @staticmethod
+    def _run(claim: ActClaim, act: Callable[[], Outcome], tool: str) -> Outcome:
+        """Run the act and record its outcome under its claim (on a pool thread)."""
+        outcome = act()
+        try:
+            claim.record(outcome.to_json())
+        except StoreError as exc:
+            # NOTE: the act happened and this caller has its result; retries will be told the
+            # outcome is unknown (the claim reads lost), never run it again.
+            log.error(
+                "an act ran but its result could not be recorded",
+                extra={
+                    "event": "act_unrecorded",
+                    "tool": tool,
+                    "incident": claim.incident,
+                    "reason": exc.message,
+                },
+            )
+        return outcome
+
+
+def _key(nonce: str) -> str:
+    return "act:" + nonce
+
+
+def _incident() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def _report(state: ActState, tool: str) -> Outcome:
+    """What a retry is told about an act claimed before (a replay: the act is not this round's)."""
+    if state.status == "done" and state.value is not None:
+        return Outcome.from_json(state.value)
+    if state.status == "running":
+        return replace(_still_running(tool, None, state.incident), replayed=True)
+    log.warning(
+        "an act's outcome is unknown",
+        extra={
+            "event": "act_lost",
+            "tool": tool,
+            "incident": state.incident,
+            "reason": state.reason,
+        },
+    )
+    lost = Outcome.error(
+        f"The action of {tool} started, but its outcome is unknown: the worker running it stopped "
+        f"before its result was recorded (incident {state.incident}). It will not run again for "
+        "this call; check whether it took effect before you ask for it again.",
+        incident=state.incident,
+    )
+    return replace(lost, acted=True, replayed=True)
+
+
+def _still_running(tool: str, limit_s: float | None, incident: str) -> Outcome:
+    """The act started and has not finished: ``acted``, so nothing else answers for it."""
+    took = f" after {limit_s:g} seconds" if limit_s is not None else ""
+    running = Outcome.error(
+        f"The action of {tool} is still running{took} (incident {incident}). Send the same final "
+        "request again (the same requestState and answers) to get its result; it will not run "
+        "twice.",
+        incident=incident,
+    )
+    return replace(running, acted=True)
