@@ -35,6 +35,7 @@ def build_server(doc: Document) -> Server:
         instructions=data.get("instructions"),
         elicitation_enabled=elicitation.get("enabled") is True,
         pos=doc.locs.value(()),
+        elicitation_switched_off=elicitation.get("enabled") is False,
     )
 
 

@@ -91,8 +91,10 @@ def check_project(
     server, known = _server(servers, found)
     for tool_doc in tools:
         found.extend(_check_tool(tool_doc, index))
-        if known:
+        if known and not server.elicitation_switched_off:
             found.extend(_elicitation(tool_doc, server, servers))
+    if known and server.elicitation_switched_off:
+        found.extend(_switched_off(tools, servers))
     if not tools and not any(d.severity == "error" for d in found):
         where = Pos(str(first), 0, 0)
         found.append(warning(where, "no-tools", f"no kind: tool document in {first}"))
@@ -171,6 +173,28 @@ def _server(
         return Server(), True
     built = servers[0][1]
     return (built, True) if built is not None else (Server(), False)
+
+
+def _switched_off(tools: list[ToolDoc], servers: list[tuple[Document, Any]]) -> list[Diagnostic]:
+    """One warning when the kill switch is written out and some tool asks.
+
+    NOTE: `enabled: false` written out is a deliberate switch (an incident, a rollout), not a
+    forgotten line: serving goes on, and calls that need to ask get ELICITATION_DISABLED.
+    """
+    names = [
+        doc.tool.name for doc in tools if any(isinstance(s, Ask | Confirm) for s in doc.tool.steps)
+    ]
+    if not names:
+        return []
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return [
+        warning(
+            servers[0][0].locs.value(("elicitation", "enabled")),
+            "elicitation-off",
+            f"elicitation is switched off (enabled: false): every call of {shown} that needs "
+            "to ask the user gets ELICITATION_DISABLED; set enabled: true to let them ask",
+        )
+    ]
 
 
 def _elicitation(

@@ -48,13 +48,21 @@ FALLBACK_TOOL = "sendElicitationResult"
 
 @dataclass(frozen=True)
 class Server:
-    """The one ``kind: server`` document (or the defaults when a directory has none)."""
+    """The one ``kind: server`` document (or the defaults when a directory has none).
+
+    Attributes:
+        elicitation_enabled: ``elicitation: {enabled: true}``: tools may ask the user.
+        elicitation_switched_off: ``enabled: false`` written out: the kill switch (a tool
+            that asks is then a warning, not an error, and its calls get ELICITATION_DISABLED).
+            False when ``enabled`` is not written at all.
+    """
 
     name: str = "host"
     version: str = "0.0.0"
     instructions: str | None = None
     elicitation_enabled: bool = False
     pos: Pos = NOWHERE
+    elicitation_switched_off: bool = False
 
 
 @dataclass(frozen=True)

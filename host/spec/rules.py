@@ -122,6 +122,13 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
         "A tool asks the user but elicitation is not enabled.",
         "Set `elicitation: {enabled: true}` in the `kind: server` document.",
     ),
+    (
+        "elicitation-off",
+        "warning",
+        "Tools ask the user but `elicitation: {enabled: false}` is written out: the kill switch "
+        "is on, and their calls that need to ask get ELICITATION_DISABLED.",
+        "Set `enabled: true` when the incident is over; leave it to keep them from asking.",
+    ),
     # Input and output.
     (
         "json-schema",
