@@ -85,6 +85,10 @@ class Store(Protocol):
         """
         ...
 
+    def health(self) -> str | None:
+        """None if the store is reachable and takes a real write now; else one line why not."""
+        ...
+
     def close(self) -> None:
         """Release connections. The store must not be used afterwards."""
         ...

@@ -179,6 +179,15 @@ class RedisStore:
             found = self._client.blpop([queue_key], timeout=max(timeout_s, 0.001))
         return None if found is None else str(found[1])
 
+    def health(self) -> str | None:
+        """None if Redis answers and takes a write; see :meth:`host.store.base.Store.health`."""
+        try:
+            with self._errors("write to"):
+                self._client.set(self._prefix + "health", str(os.getpid()), px=60_000)
+        except StoreError as exc:
+            return exc.message
+        return None
+
     def close(self) -> None:
         """Close the client's connections."""
         self._closed = True

@@ -171,6 +171,29 @@ class SqliteStore:
                 return None
             time.sleep(min(next(delays), left))
 
+    def health(self) -> str | None:
+        """None if the file takes a write now; see :meth:`host.store.base.Store.health`.
+
+        NOTE: a fresh connection, not a pooled one: an open file stays writable after its
+        folder or mode changes, while every worker that starts afterwards would fail. A short
+        busy timeout, so a writer holding the lock makes the probe fail instead of hang.
+        """
+        try:
+            conn = sqlite3.connect(self.path, timeout=2.0, isolation_level=None)
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                conn.execute(
+                    "INSERT OR REPLACE INTO store_records (key, value, owner, expires)"
+                    " VALUES ('host:health', ?, NULL, ?)",
+                    (str(os.getpid()), time.time() + 60),
+                )
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            return f"the SQLite store {self.path} cannot be written: {exc}"
+        return None
+
     def close(self) -> None:
         """Close this process's idle connections; ones in use close when handed back."""
         self._closed = True
