@@ -23,7 +23,7 @@ from typing import Any
 from host.errors import ProtocolError
 from host.protocol import adapt
 from host.protocol.answers import Ledger
-from host.protocol.context import RequestContext
+from host.protocol.context import RequestContext, trace_context
 from host.protocol.core import Asked, Call, ToolHost, can_elicit_form
 from host.protocol.endpoint import Reply
 from host.protocol.headers import (
@@ -302,6 +302,8 @@ class ModernProtocol:
                 can_ask=can_elicit_form(envelope.capabilities),
                 progress=notifier.report if notifier else None,
                 logs=notifier.logs if notifier else None,
+                version=envelope.version,
+                trace=trace_context(params, request),
             )
         )
         if isinstance(step, Asked):
