@@ -21,6 +21,9 @@ HOST_ALLOWED_ORIGINS   Browser origins allowed to call, comma-separated; ``*`` a
                        ``http(s)://localhost``, ``127.0.0.1`` and ``[::1]`` on any port. Requests
                        without an ``Origin`` header (not from a browser) are always allowed.
 HOST_MAX_BODY          Largest request body in bytes (1048576); larger gets HTTP 413.
+HOST_ELICITATION       ``off``: no tool may ask the user, whatever the specs say (the kill switch
+                       for a whole deployment); ``on`` (the default) leaves it to the specs.
+HOST_METRICS           ``off``: no ``/metrics`` route and nothing collected; ``on`` (the default).
 =====================  ==========================================================================
 """
 
@@ -62,6 +65,8 @@ class Settings:
         answer_timeout_s: How long a legacy client's question waits for its answer.
         session_ttl_s: How long a legacy session id stays valid.
         auth: Who may call (``HOST_AUTH_*``, :mod:`host.auth.settings`); nothing set: anyone.
+        elicitation: False for ``HOST_ELICITATION=off``: no tool may ask, whatever the specs say.
+        metrics: False for ``HOST_METRICS=off``: no ``/metrics`` and no collection.
     """
 
     specs_dir: Path = Path("specs")
@@ -76,6 +81,8 @@ class Settings:
     answer_timeout_s: float = 300.0
     session_ttl_s: float = 86_400.0
     auth: AuthSettings = field(default_factory=AuthSettings)
+    elicitation: bool = True
+    metrics: bool = True
 
     def __post_init__(self) -> None:
         short = [i for i, key in enumerate(self.secrets, 1) if len(key) < MIN_SECRET]
@@ -130,6 +137,8 @@ class Settings:
             answer_timeout_s=_positive(env, "HOST_ANSWER_TIMEOUT", cls.answer_timeout_s),
             session_ttl_s=_positive(env, "HOST_SESSION_TTL", cls.session_ttl_s),
             auth=AuthSettings.from_env(env),
+            elicitation=_switch(env, "HOST_ELICITATION", "the specs decide", "no tool asks"),
+            metrics=_switch(env, "HOST_METRICS", "serve /metrics", "collect nothing"),
         )
 
     def legacy(self) -> LegacyOptions:
@@ -148,6 +157,16 @@ def _level(value: str) -> str:
             f"HOST_LOG_LEVEL must be one of {', '.join(_LEVELS)}, got {value!r}", "HOST_LOG_LEVEL"
         )
     return value.upper()
+
+
+def _switch(env: Mapping[str, str], name: str, on: str, off: str) -> bool:
+    """An ``on``/``off`` variable (unset: on); ``on`` and ``off`` say what each does."""
+    raw = env.get(name, "").strip()
+    if not raw or raw.lower() == "on":
+        return True
+    if raw.lower() == "off":
+        return False
+    raise SettingsError(f"{name} must be on ({on}) or off ({off}), got {raw!r}", name)
 
 
 def _split(value: str) -> tuple[str, ...]:
