@@ -16,6 +16,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
 from ops_support import poll
 from prometheus_client.parser import text_string_to_metric_families
 from servers import Server, call, connections_on_two_workers, host_serve, send
@@ -163,3 +164,30 @@ def test_metrics_off(tmp_path: Path) -> None:
         response.read()
         assert response.status == 404
         assert not (tmp_path / "host" / "metrics").exists()
+
+
+def test_a_missing_scope_is_counted_as_a_403(tmp_path: Path) -> None:
+    from test_modern_support import HELPDESK
+
+    from host.errors import ScopeError
+    from host.machine import compile_project
+    from host.observers.metrics import MetricsObserver
+    from host.protocol import RequestContext, ToolHost
+    from host.store import open_store
+
+    machines = compile_project(HELPDESK)
+    machines["close_ticket"].scopes = frozenset({"tickets:write"})
+    metrics = MetricsObserver()
+    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    host = ToolHost(HELPDESK.server, machines, store, observers=[metrics])
+    with pytest.raises(ScopeError):
+        host.machine("close_ticket", RequestContext())
+    host.machine("list_outbox", RequestContext())
+    text = metrics.exposition()[0].decode()
+    samples = {
+        (s.name, frozenset(s.labels.items())): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+    assert value(samples, "host_auth_failures_total", status="403",
+                 reason="insufficient_scope") == 1  # fmt: skip

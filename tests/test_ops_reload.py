@@ -160,3 +160,23 @@ def test_serve_reload_watches_specs_and_handlers(tmp_path: Path, site: Path) -> 
         assert call(server.connect(), "pong", {})["structuredContent"] == {"pong": True}
         # The broken spec never reached a worker.
         assert "Worker failed to boot" not in server.log.read_text()
+
+
+def test_forget_handlers_reimports_the_handlers_and_their_siblings_only(tmp_path: Path) -> None:
+    import sys
+
+    from host.machine.bind import forget_handlers, load_handler
+
+    handlers = tmp_path / "handlers"
+    handlers.mkdir()
+    (handlers / "desk.py").write_text("import helper\n\ndef answer():\n    return helper.VALUE\n")
+    (handlers / "helper.py").write_text("VALUE = 1\n")
+    first = load_handler(handlers, "desk:answer")
+    assert first({}, None) == 1
+    (handlers / "helper.py").write_text("VALUE = 22\n")  # another size: no stale bytecode
+    dropped = forget_handlers(handlers)
+    assert "helper" in dropped and any(name.endswith(".desk") for name in dropped)
+    assert "host.machine.bind" in sys.modules and "host" not in dropped
+    assert load_handler(handlers, "desk:answer")({}, None) == 22
+    # What was loaded before keeps working as it was.
+    assert first({}, None) == 1

@@ -84,8 +84,15 @@ def forget_handlers(handlers_dir: Path) -> list[str]:
     dropped = []
     for name, module in list(sys.modules.items()):
         origin = getattr(module, "__file__", None)
-        inside = origin is not None and Path(origin).resolve().is_relative_to(root)
-        if name.startswith(package + ".") or (inside and name != package):
+        # NOTE: a sibling is a top-level module whose file is in the directory itself; the
+        # host's own modules never are dropped, even if the directory holds the host.
+        sibling = (
+            origin is not None
+            and "." not in name
+            and name != "host"
+            and Path(origin).resolve().parent == root
+        )
+        if name.startswith(package + ".") or sibling:
             del sys.modules[name]
             dropped.append(name)
     importlib.invalidate_caches()

@@ -7,8 +7,9 @@ Knows tools only as compiled machines and nothing of YAML or HTTP: a transport h
 Where things live: ``core`` advances a call one round; ``answers`` owns which answers count;
 ``revisions`` is the one table of MCP revisions and ``adapt`` translates for older ones at the
 edge; ``modern`` and ``legacy`` (with ``sessions``, ``relay`` and ``fallback``) are the two eras;
-``listen`` is a legacy session's GET stream; ``state`` and ``seal`` make the tokens a client
-carries; ``events`` tells observers about rounds and refused requests.
+``listen`` is a legacy session's GET stream; ``elicitation`` is the kill switches' one decision;
+``state`` and ``seal`` make the tokens a client carries; ``events`` tells observers about rounds
+and refused requests.
 """
 
 from __future__ import annotations
