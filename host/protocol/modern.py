@@ -70,7 +70,7 @@ CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 
-#: How long clients may cache ``server/discover`` and ``tools/list``: specs change on restart only.
+#: How long clients may cache ``server/discover`` and ``tools/list``: specs change on reloads only.
 LIST_TTL_MS = 300_000
 
 #: ``Mcp-Name`` carries this param of each name-bearing method.
