@@ -52,8 +52,11 @@ steps:
       agent: {{type: string, enum: "{{{{ agents | map(attribute='name') | list }}}}"}}
       urgent: {{type: boolean, default: false}}
     declined: {{id: "{{{{ id }}}}", assigned: false, reason: "{{{{ pick.action }}}} ({i})"}}
+    cancelled: {{id: "{{{{ id }}}}", assigned: false}}
   - confirm: sure
     message: Give {{{{ id }}}} to {{{{ agent }}}}{{% if urgent %}} now{{% endif %}} ({i})?
+    declined: {{id: "{{{{ id }}}}", assigned: false}}
+    cancelled: {{id: "{{{{ id }}}}", assigned: false}}
     unticked: {{id: "{{{{ id }}}}", assigned: false}}
   - act: bench_handlers:assign_{i}
 examples:

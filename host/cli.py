@@ -24,9 +24,12 @@ COMMANDS = [
     "serve",
     "stdio",
     "call",
+    "plan",
+    "tools",
     "validate",
     "schema",
     "test",
+    "init",
     "token",
 ]
 

@@ -21,6 +21,7 @@ from test_modern_support import Mcp, app_client
 
 from host.auth import AuthSettings
 from host.auth.tokenfile import create_token
+from host.errors import SettingsError
 from host.spec import load_project
 from host.spec.model import Project
 
@@ -235,3 +236,116 @@ def test_static_tokens_are_a_complete_set_up(tmp_path: Path, project: Project) -
     assert wrong.headers["www-authenticate"] == 'Bearer error="invalid_token"'
     # No issuer, no authorization server to advertise: no metadata.
     assert http.simulate_get("/.well-known/oauth-protected-resource").status_code == 404
+
+
+SCOPED = """
+kind: server
+name: desk
+version: "1"
+scopes: [tickets:read]
+elicitation: {enabled: true}
+---
+kind: tool
+name: peek
+description: Reads; needs only the server's scope.
+annotations: {readOnlyHint: true}
+steps:
+  - act: who:whoami
+---
+kind: tool
+name: wipe
+description: Writes; needs tickets:write on top.
+scopes: [tickets:write]
+steps:
+  - confirm: sure
+    message: Wipe?
+  - act: who:whoami
+"""
+
+
+@pytest.fixture
+def scoped(tmp_path: Path) -> Project:
+    (tmp_path / "scoped").mkdir()
+    (tmp_path / "scoped" / "desk.yaml").write_text(SCOPED)
+    (tmp_path / "handlers").mkdir(exist_ok=True)
+    (tmp_path / "handlers" / "who.py").write_text(WHO)
+    return load_project(tmp_path / "scoped", tmp_path / "handlers")
+
+
+def forbidden(response: falcon.testing.Result) -> None:
+    assert response.status_code == 403, response.text
+    assert response.headers["www-authenticate"] == (
+        f'Bearer error="insufficient_scope", scope="tickets:read tickets:write", '
+        f'resource_metadata="{METADATA}"'
+    )
+    error = response.json["error"]
+    assert error["data"] == {
+        "type": "INSUFFICIENT_SCOPE",
+        "requiredScopes": ["tickets:read", "tickets:write"],
+    }
+
+
+def test_scopes_are_checked_before_anything_of_the_tool_runs(
+    tmp_path: Path, scoped: Project, oauth_server: MockAuthServer
+) -> None:
+    settings = AuthSettings(issuer=oauth_server.issuer, audience=AUDIENCE)
+    http = app_client(tmp_path, scoped, auth=settings)
+    reader = Mcp(http, token=oauth_server.token(sub="ann", scopes=["tickets:read"]))
+    assert reader.result(reader.call("peek"))["structuredContent"]["principal"] == "ann"
+    forbidden(reader.call("wipe"))
+    tools = reader.result(reader.request("tools/list"))["tools"]
+    assert [t["name"] for t in tools] == ["peek", "wipe"]  # every tool is listed
+    nobody = Mcp(http, token=oauth_server.token(sub="bob"))
+    response = nobody.call("peek")
+    assert response.status_code == 403
+    assert 'scope="tickets:read"' in response.headers["www-authenticate"]
+    owner = Mcp(http, token=oauth_server.token(sub="cy", scopes=["tickets"]))
+    assert whoami_of(owner, "wipe")["scopes"] == ["tickets"]  # `tickets` holds both
+    # Without a token at all, the challenge says which scopes every call needs.
+    challenge = Mcp(http).call("peek").headers["www-authenticate"]
+    assert challenge == f'Bearer scope="tickets:read tickets:write", resource_metadata="{METADATA}"'
+
+
+def test_a_legacy_session_gets_the_same_403(
+    tmp_path: Path, scoped: Project, oauth_server: MockAuthServer
+) -> None:
+    http = app_client(
+        tmp_path, scoped, auth=AuthSettings(issuer=oauth_server.issuer, audience=AUDIENCE)
+    )
+    legacy = Legacy(http, extra=bearer(oauth_server.token(sub="ann", scopes=["tickets:read"])))
+    legacy.initialize("2025-03-26", {})
+    forbidden(legacy.request("tools/call", {"name": "wipe", "arguments": {}}))
+    # The fallback tool resumes a call only for a caller who may make it.
+    writer = Legacy(http, extra=bearer(oauth_server.token(sub="ann", scopes=["tickets"])))
+    writer.initialize("2025-03-26", {})
+    asked = writer.call("wipe")
+    eid = json.loads(asked["content"][1]["text"])["elicitationId"]
+    legacy.session, legacy.version = writer.session, writer.version
+    stolen = legacy.request(
+        "tools/call",
+        {"name": "sendElicitationResult", "arguments": {"elicitationId": eid, "action": "accept"}},
+    )
+    forbidden(stolen)  # the same principal, with a token that lacks the scope now
+    done = writer.call(
+        "sendElicitationResult",
+        {"elicitationId": eid, "action": "accept", "content": {"confirm": True}},
+    )
+    assert json.loads(done["content"][0]["text"])["principal"] == "ann"  # the id was not spent
+
+
+def whoami_of(mcp: Mcp, tool: str) -> dict[str, Any]:
+    first = mcp.result(mcp.call(tool))
+    if first["resultType"] == "complete":
+        return dict(first["structuredContent"])
+    done = mcp.result(mcp.call(tool, responses=YES_SURE, state=first["requestState"]))
+    return dict(done["structuredContent"])
+
+
+YES_SURE = {"sure": {"action": "accept", "content": {"confirm": True}}}
+
+
+def test_scopes_without_auth_do_not_serve(tmp_path: Path, scoped: Project) -> None:
+    with pytest.raises(SettingsError) as caught:
+        app_client(tmp_path, scoped)
+    assert "tickets:read, tickets:write" in caught.value.message
+    assert "HOST_AUTH_TOKENS" in caught.value.message

@@ -26,9 +26,11 @@ def test_functions_found_by_parsing() -> None:
         Param("ctx", "normal", False),
     )
     fetch = index.resolve("fx:fetch")
-    assert fetch.params == (
+    assert fetch.params == (Param("id", "normal", False), Param("limit", "keyword_only", True))
+    assert not fetch.is_async
+    assert index.resolve("fx:fetch_async").is_async
+    assert index.resolve("fx:star_kwargs").params == (
         Param("id", "normal", False),
-        Param("limit", "keyword_only", True),
         Param("extra", "var_keyword", True),
     )
     assert index.resolve("fx:shout").params == (Param("text", "normal", False),)
@@ -141,7 +143,85 @@ def test_a_guarded_fill_makes_a_required_parameter_fine(tmp_path: Path) -> None:
         (("max_tokens",), None),
         (("agent", "Support agent"), None),
         (("passage",), None),
+        (("code", "One-time code"), "one time code"),
+        (("twoFactorCode",), "two factor"),
+        (("x", "Your 2FA code"), "2 fa"),
+        (("pin",), "pin"),
+        (("x", "Card PIN"), "pin"),
+        (("session_cookie",), "session cookie"),
+        (("codes", "Recovery codes"), "recovery codes"),
+        (("config", "Paste your kubeconfig"), "kubeconfig"),
+        (("key", None, "The private key contents"), "private key"),
+        (("x", None, "The code from your authenticator app"), "authenticator"),
+        (("zip", "ZIP code"), None),
+        (("country_code",), None),
+        (("promo", "Promo code"), None),
+        (("pinned", "Pinned note"), None),
+        (("issue_key", "Jira issue key"), None),
+        (("bypass_reason",), None),
     ],
 )
 def test_secret_detection(texts: tuple[str | None, ...], found: str | None) -> None:
     assert asks_for_secret(*texts) == found
+
+
+def test_a_handler_file_with_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    """Python imports a module saved with a UTF-8 BOM; so must the validator and the machine."""
+    from host.machine import CallContext, compile_project
+
+    handlers = tmp_path / "handlers"
+    handlers.mkdir()
+    (handlers / "bom.py").write_bytes(b"\xef\xbb\xbfdef hello(name):\n    return 'hi ' + name\n")
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "t.yaml").write_bytes(
+        b"\xef\xbb\xbfkind: tool\nname: hello\ndescription: d\n"
+        b"annotations: {readOnlyHint: true}\n"
+        b"input: {properties: {name: {type: string}}, required: [name]}\n"
+        b"steps:\n  - act: bom:hello\n"
+    )
+    result = check_project([specs], handlers)
+    assert result.diagnostics == []
+    assert result.project is not None
+    machine = compile_project(result.project)["hello"]
+    outcome = machine.run({"name": "Ana"}, {}, CallContext())
+    assert outcome.content == [{"type": "text", "text": "hi Ana"}]  # type: ignore[union-attr]
+
+
+def test_imported_signatures_catch_what_parsing_cannot_see(tmp_path: Path) -> None:
+    """--import reads real signatures: an async function made by a decorator is still async."""
+    (tmp_path / "wrapped.py").write_text(
+        "import functools\n\n"
+        "def keep(f):\n    @functools.wraps(f)\n    async def inner(id):\n"
+        "        return await f(id)\n    return inner\n\n"
+        "@keep\nasync def fetch(id):\n    return id\n\n"
+        "def plain(id):\n    return id\n\n"
+        "late = keep(plain)\n"
+    )
+    index = HandlerIndex(tmp_path, import_modules=True)
+    assert index.resolve("wrapped:fetch").is_async
+    assert index.resolve("wrapped:late").is_async
+    assert not HandlerIndex(tmp_path).resolve("wrapped:late").is_async  # parsing cannot tell
+
+
+@pytest.mark.parametrize(
+    ("function", "words"),
+    [
+        ("fetch_async", "is an async def"),
+        ("star_args", "takes *ids, which would always be empty"),
+        ("star_kwargs", "takes **extra, which would always be empty"),
+        ("positional", "has the positional-only parameter 'id'"),
+    ],
+)
+def test_the_machine_refuses_what_the_validator_refuses(function: str, words: str) -> None:
+    """A project built in code, never validated, still cannot load such a handler."""
+    from host.machine.bind import HandlerImportError, load_handler
+    from host.spec.handlers import signature_problem
+
+    ref = f"fx:{function}"
+    handler = HandlerIndex(FX).resolve(ref)
+    said = signature_problem(ref, handler.params, is_async=handler.is_async)
+    assert said is not None and words in said
+    with pytest.raises(HandlerImportError) as caught:
+        load_handler(FX, ref)
+    assert caught.value.message == said

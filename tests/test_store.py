@@ -9,8 +9,6 @@ import sqlite3
 import sys
 import threading
 import time
-import uuid
-from collections.abc import Iterator
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Event
 from pathlib import Path
@@ -24,26 +22,6 @@ from host.store.sqlite import SqliteStore
 # NOTE: fork, so that children need not re-import this module, and so that a store opened before
 # the fork (as under gunicorn's preload) is exercised in the child.
 CTX = multiprocessing.get_context("fork")
-
-
-@pytest.fixture(params=["sqlite", "redis"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "redis":
-        return str(request.getfixturevalue("redis_url"))
-    return f"sqlite:///{tmp_path / 'store.db'}"
-
-
-@pytest.fixture
-def store(store_url: str) -> Iterator[Store]:
-    opened = open_store(store_url)
-    yield opened
-    opened.close()
-
-
-@pytest.fixture
-def key() -> str:
-    """A key no other test uses, since one redis-server serves the whole session."""
-    return f"test-{uuid.uuid4().hex}"
 
 
 # -- once ------------------------------------------------------------------------------------------

@@ -1,7 +1,9 @@
-"""The validator's rules, one broken fixture per rule, checked by rule id, line and column.
+"""The validator's rules, broken fixtures for every rule, checked by rule id, line, column and fix.
 
-Each ``tests/fixtures/broken/RULE.yaml`` ends with ``# expect: [FILE:]LINE:COL RULE`` lines: the
-exact set of diagnostics checking that file alone must produce (FILE is relative to the fixture).
+Each ``tests/fixtures/broken/RULE.yaml`` (and ``RULE--CASE.yaml`` for another class of mistake the
+same rule catches) ends with ``# expect: [FILE:]LINE:COL RULE fix: WORDS`` lines: the exact set of
+diagnostics checking that file alone must produce (FILE is relative to the fixture), and words of
+the fix that the diagnostic's message must contain.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 BROKEN = sorted((FIXTURES / "broken").glob("*.yaml"))
 ROOT = Path(__file__).parent.parent
 _EXPECT = re.compile(
-    r"^# expect: (?:(?P<file>[^\s:]+):)?(?P<line>\d+):(?P<col>\d+) (?P<rule>[a-z-]+)$", re.M
+    r"^# expect: (?:(?P<file>[^\s:]+):)?(?P<line>\d+):(?P<col>\d+) (?P<rule>[a-z-]+)"
+    r"(?: fix: (?P<fix>.+?))?$",
+    re.M,
 )
 
 Key = tuple[Path, int, int, str]
@@ -40,26 +44,55 @@ def expected(path: Path) -> list[Key]:
     )
 
 
+def fixes(path: Path) -> list[tuple[int, int, str, str | None]]:
+    text = path.read_bytes().decode("utf-8", "replace")
+    return [
+        (int(m["line"]), int(m["col"]), m["rule"], m["fix"])
+        for m in _EXPECT.finditer(text)
+        if not m["file"]
+    ]
+
+
+def rule_of(path: Path) -> str:
+    return path.stem.split("--")[0]
+
+
 def keys(diags: list[Diagnostic]) -> list[Key]:
     return sorted((Path(d.pos.file).resolve(), d.pos.line, d.pos.column, d.rule) for d in diags)
 
 
 def check(path: Path) -> list[Diagnostic]:
-    import_handlers = b"# options: import" in path.read_bytes()
-    return check_project([path], import_handlers=import_handlers).diagnostics
+    text = path.read_bytes()
+    import_handlers = b"# options: import" in text
+    auth = False if b"# options: no-auth" in text else None
+    return check_project([path], import_handlers=import_handlers, auth=auth).diagnostics
 
 
 def test_every_rule_has_a_broken_fixture() -> None:
-    assert {p.stem for p in BROKEN} == set(RULES)
+    assert {rule_of(p) for p in BROKEN} == set(RULES)
 
 
 @pytest.mark.parametrize("path", BROKEN, ids=lambda p: p.stem)
 def test_broken_fixture_reports_exactly_its_problems(path: Path) -> None:
     diags = check(path)
     assert keys(diags) == expected(path)
-    assert path.stem in {d.rule for d in diags}
+    assert rule_of(path) in {d.rule for d in diags}
     assert all(d.severity == RULES[d.rule].severity for d in diags)
     assert diags == sorted(diags)
+
+
+@pytest.mark.parametrize("path", BROKEN, ids=lambda p: p.stem)
+def test_every_diagnostic_says_how_to_fix_it(path: Path) -> None:
+    diags = check(path)
+    for line, column, rule, fix in fixes(path):
+        assert fix, f"{path.name}:{line}:{column} {rule} has no 'fix:' words"
+        messages = [
+            d.message
+            for d in diags
+            if (d.pos.line, d.pos.column, d.rule) == (line, column, rule)
+            and Path(d.pos.file).resolve() == path.resolve()
+        ]
+        assert any(fix.lower() in m.lower() for m in messages), (line, column, fix, messages)
 
 
 @pytest.mark.parametrize("path", BROKEN, ids=lambda p: p.stem)
@@ -102,8 +135,8 @@ def test_text_shows_the_source_line_and_a_caret() -> None:
     text = format_diagnostics(check(path), "text")
     assert (
         f"{path}:3:1: error: unknown key 'descripton' in a tool; expected one of: annotations, "
-        "description, examples, input, kind, name, output, steps, title. Did you mean "
-        "'description'? [unknown-key]\n"
+        "audit, description, examples, input, kind, name, output, scopes, steps, title. Did you "
+        "mean 'description'? [unknown-key]\n"
         "  |\n"
         "3 | descripton: A typo in a key.\n"
         "  | ^~~~~~~~~~\n"
@@ -179,3 +212,57 @@ def test_an_optional_input_with_a_default_is_filled_in_for_handlers(tmp_path: Pa
     machine = compile_project(result.project)["t"]
     outcome = machine.run({"id": "x"}, {}, CallContext())
     assert outcome.structured == {"result": ["x", 10]}  # type: ignore[union-attr]
+
+
+def test_the_kill_switch_is_a_warning_and_the_specs_still_serve(tmp_path: Path) -> None:
+    """`enabled: false` written out: validate warns, and the host serves every tool that can run."""
+    from host.testing import serve
+
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "s.yaml").write_text(
+        "kind: server\nelicitation: {enabled: false}\n---\n"
+        "kind: tool\nname: asks\ndescription: d\nannotations: {destructiveHint: false}\n"
+        "steps:\n  - confirm: sure\n    message: Sure?\n  - act: h:f\n---\n"
+        "kind: tool\nname: plain\ndescription: d\nannotations: {readOnlyHint: true}\n"
+        "steps:\n  - act: h:f\n"
+    )
+    (tmp_path / "handlers").mkdir()
+    (tmp_path / "handlers" / "h.py").write_text("def f():\n    return 'done'\n")
+    result = check_project([specs])
+    assert [(d.rule, d.severity) for d in result.diagnostics] == [("elicitation-off", "warning")]
+    assert result.project is not None and not result.project.server.elicitation_enabled
+    assert result.project.server.elicitation_switched_off
+    with serve(specs, tmp_path / "handlers", data_dir=tmp_path / "data") as mcp:
+        asked = mcp.tools.call("asks", answers={"action": "accept", "content": {"confirm": True}})
+        assert asked.error is not None and asked.error.data["type"] == "ELICITATION_DISABLED"
+        assert mcp.tools.call("plain").text() == "done"
+    # Nothing written at all is still the forgotten line: an error that says where to add it.
+    (specs / "s.yaml").write_text((specs / "s.yaml").read_text().replace(
+        "elicitation: {enabled: false}\n", "name: quiet\n"
+    ))  # fmt: skip
+    forgot = check_project([specs])
+    assert [d.rule for d in forgot.errors] == ["elicitation-disabled"]
+    assert "set `elicitation: {enabled: true}`" in forgot.errors[0].message
+
+
+def test_templated_texts_in_results_are_judged_by_their_type_only(tmp_path: Path) -> None:
+    (tmp_path / "handlers").mkdir()
+    (tmp_path / "handlers" / "h.py").write_text("def f(id):\n    return {}\n")
+    tool = (
+        "kind: server\nelicitation: {enabled: true}\n---\n"
+        "kind: tool\nname: t\ndescription: d\nannotations: {destructiveHint: false}\n"
+        "input: {properties: {id: {type: string}}, required: [id]}\n"
+        "output:\n  properties:\n    status: {type: string, enum: [open, closed]}\n"
+        "    n: {type: integer}\n"
+        "steps:\n  - confirm: sure\n    message: Sure?\n"
+        "    declined: {status: 'open-{{ id }}', n: '{{ id | length }}'}\n"
+        "    cancelled: {status: '{{ id }}', n: 2}\n"
+        "    unticked: {status: open, n: 'many {{ id }}'}\n"
+        "  - act: h:f\n"
+    )
+    (tmp_path / "t.yaml").write_text(tool)
+    found = check_project([tmp_path / "t.yaml"], tmp_path / "handlers").diagnostics
+    # Only the text where a number belongs is certain to be wrong; the rest depends on rendering.
+    assert [(d.rule, d.pos.line) for d in found] == [("result-output", 18)]
+    assert "is not of type 'integer'" in found[0].message

@@ -87,7 +87,7 @@ def test_handlers_are_parsed_not_imported_unless_asked() -> None:
     assert (parsed.returncode, parsed.stdout) == (0, "")
     imported = run_host("validate", "--import", path)
     assert imported.returncode == 1
-    assert "RuntimeError: the database is not reachable [handler-import]" in imported.stdout
+    assert "RuntimeError: the database is not reachable; fix what" in imported.stdout
 
 
 def test_schema_prints_the_shipped_schema() -> None:
@@ -120,3 +120,43 @@ def test_every_listed_command_has_configure_and_run() -> None:
     for name in COMMANDS:
         module = importlib.import_module(f"host.commands.{name}")
         assert callable(module.configure) and callable(module.run)
+
+
+def run_on_terminal(*args: str) -> tuple[int, str]:
+    """Run ``host`` with its stdout on a real pseudo-terminal; the exit status and what it wrote."""
+    import pty
+
+    command = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "host"]
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [*command, *args], cwd=ROOT, stdout=follower, stderr=subprocess.PIPE, timeout=60
+        )
+    finally:
+        os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    return done.returncode, b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def test_a_terminal_gets_a_one_line_summary() -> None:
+    code, shown = run_on_terminal("validate", "specs/")
+    assert (code, shown) == (0, "ok: 4 tools in 3 files, no problems\n")
+    code, shown = run_on_terminal("validate", "--quiet", "specs/")
+    assert (code, shown) == (0, "")
+    code, shown = run_on_terminal("validate", str(BROKEN / "order.yaml"))
+    assert code == 1
+    assert shown.endswith("\n2 errors in 1 file\n")
+
+
+def test_pipes_stay_silent_when_clean() -> None:
+    done = run_host("validate", "specs/")
+    assert (done.returncode, done.stdout) == (0, "")

@@ -23,6 +23,7 @@ from host.auth.challenge import (
 )
 from host.auth.errors import AuthError, AuthErrorKind, AuthSettingsError
 from host.auth.identity import ANONYMOUS, AuthMethod, Identity, local_user
+from host.auth.issued import Issued
 from host.auth.scopes import check_scope, missing_scopes, scopes_from_claims, split_scopes
 from host.auth.settings import AuthSettings
 
@@ -36,6 +37,7 @@ __all__ = [
     "AuthSettingsError",
     "Authenticator",
     "Identity",
+    "Issued",
     "bearer_token",
     "check_scope",
     "insufficient_scope_challenge",

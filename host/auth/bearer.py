@@ -1,4 +1,4 @@
-"""Verify a JWT access token and say whose it is (MCP 2026-07-28, "Token Handling").
+"""Verify a JWT access token and say whose it is (MCP authorization, "Token Handling").
 
 Checked, in order: the header's algorithm against the allow-list (so ``none`` and shared-secret
 algorithms never reach a key), the signature against the issuer's published key for that ``kid``

@@ -2,7 +2,7 @@
 
 Built from the settings alone (never from the request's ``Host`` header, which the caller
 controls). The protected resource metadata (RFC 9728) lives at the well-known address derived
-from the audience, and every challenge points at it with ``resource_metadata`` (MCP 2026-07-28,
+from the audience, and every challenge points at it with ``resource_metadata`` (MCP authorization,
 "Protected Resource Metadata Discovery Requirements"). The challenges never say which check
 failed beyond ``invalid_token`` (RFC 6750 section 3.1).
 

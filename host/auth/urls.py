@@ -61,7 +61,7 @@ def authorization_server_metadata_urls(issuer: str) -> list[str]:
 
     RFC 8414 ``/.well-known/oauth-authorization-server`` and OpenID Connect Discovery
     ``/.well-known/openid-configuration``, with the issuer's path inserted after the well-known
-    prefix, and for OpenID Connect also appended (MCP 2026-07-28, "Authorization Server Metadata
+    prefix, and for OpenID Connect also appended (MCP authorization, "Authorization Server Metadata
     Discovery").
     """
     parts = urlsplit(issuer)

@@ -8,102 +8,90 @@ on stdout can be piped.
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
+import os
+import re
 import secrets
 import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
-from urllib.parse import urlsplit
 
-from host.commands.options import add_handlers, add_specs, handlers_dir, specs_dir
+from host.auth import Issued, local_user
+from host.client.answers import Elicitation
+from host.client.mcp import McpClient
+from host.client.wire import HttpReply, HttpTransport, WsgiTransport
+from host.commands.options import (
+    add_handlers,
+    add_specs,
+    add_tool_arguments,
+    handlers_dir,
+    specs_dir,
+    tool_arguments,
+)
 from host.commands.prompt import Prompter
-from host.errors import HostError
-from host.testing.answers import Elicitation
-from host.testing.client import McpClient
-from host.testing.wire import HttpReply, WsgiTransport
+from host.commands.tools import describe_listed
+from host.errors import HostError, SpecError
+from host.spec.report import format_diagnostics
 
 __all__ = ["HELP", "configure", "run"]
 
 HELP = "call a tool and answer its questions in the terminal"
-
-
-class HttpTransport:
-    """One kept-alive HTTP connection to a running host."""
-
-    def __init__(self, url: str) -> None:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise HostError(f"--url must be an http(s) URL like http://127.0.0.1:8000/mcp: {url}")
-        factory = (
-            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-        )
-        self.conn = factory(parts.hostname, parts.port, timeout=600)
-        self.path = parts.path or "/mcp"
-
-    def send(
-        self, method: str, path: str, body: bytes | None, headers: Mapping[str, str]
-    ) -> HttpReply:
-        """Send one request; connection failures become a clear error."""
-        try:
-            self.conn.request(method, self.path, body, dict(headers))
-            response = self.conn.getresponse()
-            data = response.read()
-        except OSError as exc:
-            raise HostError(f"cannot reach the host: {exc}") from None
-        return HttpReply(response.status, {k.lower(): v for k, v in response.getheaders()}, data)
+CLIENT = {"name": "host-call", "version": "1"}
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add ``host call``'s arguments to its subparser."""
-    parser.add_argument("tool", help="the tool to call")
-    parser.add_argument(
-        "--arg",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="an argument (repeatable); VALUE is read as JSON when the schema wants a non-string",
-    )
-    parser.add_argument("--json", metavar="OBJECT", help="all arguments as one JSON object")
+    parser.add_argument("tool", nargs="?", help="the tool to call (leave out to list them)")
+    parser.add_argument("--list", action="store_true", help="list the tools that can be called")
+    add_tool_arguments(parser)
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--url", help="a running host's MCP endpoint, e.g. http://127.0.0.1:8000/mcp"
     )
     add_specs(where, "serve this spec directory in-process")
     add_handlers(parser)
+    parser.add_argument(
+        "--token",
+        metavar="TOKEN",
+        help="the bearer token for a protected host (--url); default: $HOST_TOKEN",
+    )
 
 
-def _arguments(args: argparse.Namespace, schema: Mapping[str, Any]) -> dict[str, Any]:
-    arguments: dict[str, Any] = {}
-    if args.json:
-        try:
-            loaded = json.loads(args.json)
-        except ValueError as exc:
-            raise HostError(f"--json is not valid JSON: {exc}") from None
-        if not isinstance(loaded, dict):
-            raise HostError("--json must be a JSON object")
-        arguments.update(loaded)
-    properties = schema.get("properties", {})
-    for item in args.arg:
-        name, sep, text = item.partition("=")
-        if not sep or not name:
-            raise HostError(f"--arg must look like NAME=VALUE, got {item!r}")
-        if properties.get(name, {}).get("type") == "string":
-            arguments[name] = text
-            continue
-        try:
-            arguments[name] = json.loads(text)
-        except ValueError:
-            arguments[name] = text
-    return arguments
+class _Terminal(HttpTransport):
+    """A running host, for a person: a refused token is a sentence, not a protocol error."""
+
+    def send(
+        self, method: str, path: str, body: bytes | None, headers: Mapping[str, str]
+    ) -> HttpReply:
+        """Send one request; 401 and 403 become a :class:`HostError` that says what to do."""
+        reply = super().send(method, path, body, headers)
+        challenge = reply.headers.get("www-authenticate", "")
+        if reply.status == 401 and self.token is None:
+            raise HostError(
+                "the host needs a bearer token: pass --token TOKEN or set HOST_TOKEN "
+                "(host token create makes one, or ask your identity provider)"
+            )
+        if reply.status == 401:
+            raise HostError("the host refused the token (unknown, revoked, expired or not for it)")
+        if reply.status == 403:
+            needed = re.search(r'scope="([^"]*)"', challenge)
+            scopes = needed.group(1) if needed else "unknown"
+            raise HostError(
+                f"the host refused the call: the token lacks scopes it needs ({scopes})"
+            )
+        return reply
 
 
 def _client(args: argparse.Namespace) -> McpClient:
     if args.url:
-        return McpClient(HttpTransport(args.url))
+        token = args.token or os.environ.get("HOST_TOKEN") or None
+        return McpClient(_Terminal(args.url, token=token), client_info=CLIENT)
+    if args.token:
+        raise HostError("--token is for a running host (--url); in-process you call as yourself")
     # Only in-process calls need the server's code.
     from host.settings import Settings
+    from host.spec import load_project
     from host.web.app import create_app
 
     specs = specs_dir(args.specs)
@@ -113,14 +101,32 @@ def _client(args: argparse.Namespace) -> McpClient:
     if not settings.secrets:
         # NOTE: one process asks and answers, so a key of its own is right; no warning needed.
         settings = replace(settings, secrets=(secrets.token_urlsafe(32),))
-    app = create_app(specs, handlers_dir(args.handlers, specs), settings=settings)
-    return McpClient(WsgiTransport(app))
+    # NOTE: in-process, the caller is whoever runs the command, holding every scope the tools
+    # need, as over stdio: whoever can start the host can do anything it does.
+    issued = Issued()
+    project = load_project(specs, handlers_dir(args.handlers, specs))
+    token = issued.mint(local_user().principal, project.scopes)
+    app = create_app(settings=settings, project=project, authenticator=issued)
+    return McpClient(WsgiTransport(app, token=token), client_info=CLIENT)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Call the tool; 0 on success, 1 for a tool error or a JSON-RPC error."""
-    client = _client(args)
+    """Call the tool (or list them); the exit status.
+
+    0 on success, 1 for a tool error or a JSON-RPC error, 2 for specs with errors.
+    """
+    try:
+        client = _client(args)
+    except SpecError as exc:
+        sys.stderr.write(format_diagnostics(sorted(exc.diagnostics)))
+        print(f"host call: {exc.message}; fix them first (host validate shows the same)",
+              file=sys.stderr)  # fmt: skip
+        return 2
     tools = client.tools.list()
+    if args.list or args.tool is None:
+        for listed in tools:
+            print("\n".join(describe_listed(listed)))
+        return 0
     tool = tools.get(args.tool)
     if tool is None:
         print(f"host call: no tool {args.tool!r}; the host has: {', '.join(tools.names)}",
@@ -131,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
     def answer(question: Elicitation) -> dict[str, Any]:
         return prompter.answer(question.message, question.requested_schema)
 
-    arguments = _arguments(args, tool.get("inputSchema", {}))
+    arguments = tool_arguments(args, tool.get("inputSchema", {}))
     result = client.call_tool(args.tool, arguments, answer)
     if result.error is not None:
         error = result.error

@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from host.errors import HostError
 from host.spec.paths import default_handlers_dir
 
-__all__ = ["Arguments", "add_handlers", "add_specs", "handlers_dir", "specs_dir"]
+__all__ = [
+    "Arguments",
+    "add_handlers",
+    "add_specs",
+    "add_tool_arguments",
+    "handlers_dir",
+    "specs_dir",
+    "tool_arguments",
+]
 
 
 class Arguments(Protocol):
@@ -46,3 +57,47 @@ def handlers_dir(given: Path | None, specs: Path) -> Path:
         return given
     from_env = os.environ.get("HOST_HANDLERS")
     return Path(from_env) if from_env else default_handlers_dir(specs)
+
+
+def add_tool_arguments(parser: Arguments) -> None:
+    """``--arg NAME=VALUE`` (repeatable) and ``--args JSON`` (alias ``--json``)."""
+    parser.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an argument (repeatable); VALUE is read as JSON when the schema wants a non-string",
+    )
+    parser.add_argument(
+        "--args", "--json", dest="json", metavar="OBJECT", help="all arguments as one JSON object"
+    )
+
+
+def tool_arguments(args: argparse.Namespace, schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The tool's arguments from ``--args`` and ``--arg``, typed by the input ``schema``.
+
+    Raises:
+        HostError: ``--args`` is not a JSON object, or an ``--arg`` is not ``NAME=VALUE``.
+    """
+    arguments: dict[str, Any] = {}
+    if args.json:
+        try:
+            loaded = json.loads(args.json)
+        except ValueError as exc:
+            raise HostError(f"--args is not valid JSON: {exc}") from None
+        if not isinstance(loaded, dict):
+            raise HostError("--args must be a JSON object")
+        arguments.update(loaded)
+    properties = schema.get("properties", {})
+    for item in args.arg:
+        name, sep, text = item.partition("=")
+        if not sep or not name:
+            raise HostError(f"--arg must look like NAME=VALUE, got {item!r}")
+        if properties.get(name, {}).get("type") == "string":
+            arguments[name] = text
+            continue
+        try:
+            arguments[name] = json.loads(text)
+        except ValueError:
+            arguments[name] = text
+    return arguments

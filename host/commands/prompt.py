@@ -33,11 +33,11 @@ class Prompter:
         """Show ``message`` and the form; return ``{"action", "content"?}``."""
         self.out.write(f"\n? {message}\n")
         try:
-            choice = self._ask("  Answer it? [Y]es, [n]o (decline), [c]ancel: ").lower()
-            if choice in ("n", "no", "decline"):
-                return {"action": "decline"}
-            if choice in ("c", "cancel"):
-                return {"action": "cancel"}
+            if _is_confirm(schema):
+                return self._confirm(schema["properties"]["confirm"])
+            choice = self._choose("  Answer it? [Y]es, [n]o (decline), [c]ancel: ", default="y")
+            if choice != "accept":
+                return {"action": choice}
             required = set(schema.get("required", ()))
             content: dict[str, Any] = {}
             for name, field in schema.get("properties", {}).items():
@@ -48,6 +48,26 @@ class Prompter:
             self.out.write("  (cancelled)\n")
             return {"action": "cancel"}
         return {"action": "accept", "content": content}
+
+    def _confirm(self, field: Mapping[str, Any]) -> dict[str, Any]:
+        """A confirm, asked once: its checkbox is the answer.
+
+        NOTE: no default here: a stray Enter must not approve what a confirm guards.
+        """
+        label = field.get("description") or "Confirm"
+        choice = self._choose(f"  {label}? [y]es, [n]o (decline), [c]ancel: ", default=None)
+        if choice != "accept":
+            return {"action": choice}
+        return {"action": "accept", "content": {"confirm": True}}
+
+    def _choose(self, prompt: str, *, default: str | None) -> str:
+        """``accept``, ``decline`` or ``cancel``, asking again until the answer is one of them."""
+        while True:
+            line = self._ask(prompt).lower() or (default or "")
+            for action, words in _ACTIONS.items():
+                if line in words:
+                    return action
+            self.out.write("    type y, n or c\n")
 
     def _ask(self, prompt: str) -> str:
         self.out.write(prompt)
@@ -78,6 +98,23 @@ class Prompter:
                 return _parse(line, field, options)
             except ValueError as exc:
                 self.out.write(f"    {exc}\n")
+
+
+_ACTIONS = {
+    "accept": ("y", "yes"),
+    "decline": ("n", "no", "decline"),
+    "cancel": ("c", "cancel"),
+}
+
+
+def _is_confirm(schema: Mapping[str, Any]) -> bool:
+    """True for a confirm's form: one required boolean field named ``confirm``."""
+    properties = schema.get("properties") or {}
+    return (
+        list(properties) == ["confirm"]
+        and properties["confirm"].get("type") == "boolean"
+        and list(schema.get("required") or []) == ["confirm"]
+    )
 
 
 def _options(field: Mapping[str, Any]) -> list[tuple[Any, str]]:

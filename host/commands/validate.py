@@ -10,11 +10,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from host.auth import AuthSettings
 from host.commands.options import add_handlers, handlers_dir, specs_dir
-from host.spec.check import check_project
+from host.errors import HostError
+from host.spec.check import CheckResult, check_project
+from host.spec.load import spec_files
 from host.spec.report import format_diagnostics
 
-__all__ = ["HELP", "configure", "run"]
+__all__ = ["HELP", "configure", "run", "summary_line"]
 
 HELP = "check specs and handlers; print every problem with its place"
 
@@ -40,6 +43,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--format", choices=("text", "json", "sarif"), default="text", help="output format"
     )
     parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
+    parser.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="no summary line on a terminal (there is none when the output is a pipe or a file)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,10 +61,41 @@ def run(args: argparse.Namespace) -> int:
         return 2
     first = paths[0] if paths[0].is_dir() else paths[0].parent
     handlers = handlers_dir(args.handlers, first)
-    result = check_project(paths, handlers, import_handlers=args.import_handlers)
+    result = check_project(
+        paths, handlers, import_handlers=args.import_handlers, auth=_auth_configured()
+    )
     output = format_diagnostics(result.diagnostics, args.format)
     if output and (result.diagnostics or args.format != "text"):
         sys.stdout.write(output)
+    # NOTE: silence stays the rule for pipes and CI logs; a person at a terminal is told that the
+    # check ran and what it covered, since "nothing printed" also looks like "nothing checked".
+    if args.format == "text" and not args.quiet and sys.stdout.isatty():
+        print(summary_line(result, len(spec_files(paths)[0])))
     if result.errors or (args.strict and result.warnings):
         return 1
     return 0
+
+
+def _auth_configured() -> bool | None:
+    """Whether this environment sets auth (as the host would read it); None when it cannot say.
+
+    NOTE: scopes need auth where the host runs; validating where it runs (in its CI job, its
+    container) is the common case, and elsewhere the warning says which settings to give.
+    """
+    try:
+        return AuthSettings.from_env().enabled
+    except HostError:
+        return None
+
+
+def summary_line(result: CheckResult, files: int) -> str:
+    """One line for a terminal: what was checked and what was found."""
+    where = f"{files} file{'s' if files != 1 else ''}"
+    if not result.diagnostics:
+        tools = len(result.project.tools) if result.project is not None else 0
+        return f"ok: {tools} tool{'s' if tools != 1 else ''} in {where}, no problems"
+    errors, warnings = len(result.errors), len(result.warnings)
+    parts = [f"{errors} error{'s' if errors != 1 else ''}"] if errors else []
+    if warnings:
+        parts.append(f"{warnings} warning{'s' if warnings != 1 else ''}")
+    return f"{' and '.join(parts)} in {where}"

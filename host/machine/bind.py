@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import inspect
 import sys
 import types
 from collections.abc import Callable, Mapping
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from host.errors import HandlerImportError
+from host.spec.handlers import is_async, params_of, signature_problem
 
 __all__ = ["Handler", "HandlerImportError", "forget_handlers", "load_handler"]
 
@@ -103,7 +103,8 @@ def load_handler(handlers_dir: Path, call: str) -> Handler:
     """Import ``module:function`` from ``handlers_dir`` and resolve its parameters.
 
     Raises:
-        HandlerImportError: the module or function is missing, or importing it failed.
+        HandlerImportError: the module or function is missing, importing it failed, or it is
+            a handler the host cannot call (async, ``*args``, ``**kwargs``, positional-only).
     """
     module_name, _, function_name = call.partition(":")
     if not module_name or not function_name:
@@ -124,16 +125,14 @@ def load_handler(handlers_dir: Path, call: str) -> Handler:
         raise HandlerImportError(
             f"handler {call!r}: {module_name!r} has no function {function_name!r}"
         )
-    required: list[str] = []
-    optional: list[str] = []
-    for parameter in inspect.signature(function).parameters.values():
-        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
-            continue
-        if parameter.kind is parameter.POSITIONAL_ONLY:
-            raise HandlerImportError(
-                f"handler {call!r}: parameter {parameter.name!r} is positional-only; "
-                "the host passes arguments by name"
-            )
-        target = optional if parameter.default is not parameter.empty else required
-        target.append(parameter.name)
-    return Handler(call, function, tuple(required), tuple(optional))
+    params = params_of(function)
+    if params is None:
+        raise HandlerImportError(f"handler {call!r}: Python cannot read its parameters")
+    # NOTE: the validator refuses these too, from the source; a project built in code and never
+    # validated must not get a handler that returns a coroutine or silently drops arguments.
+    problem = signature_problem(call, params, is_async=is_async(function))
+    if problem is not None:
+        raise HandlerImportError(problem)
+    required = tuple(p.name for p in params if not p.has_default)
+    optional = tuple(p.name for p in params if p.has_default)
+    return Handler(call, function, required, optional)

@@ -5,14 +5,15 @@ Every template, form, validator and handler is resolved here, so a call only ren
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from host.machine.bind import load_handler
 from host.machine.forms import Form, confirm_form
 from host.machine.run import Ending, Machine, QuestionStep, ReadStep
-from host.spec.model import Act, Ask, Confirm, Project, Read, Returns, Tool
+from host.machine.timing import DEFAULT_READ_S
+from host.spec.model import Act, Ask, Confirm, Project, Read, Returns, Timeouts, Tool
 from host.spec.templates import (
     Renderer,
     compile_expression,
@@ -33,13 +34,35 @@ DEFAULT_ENDINGS: Mapping[Ending, str] = {
 }
 
 
+#: The server's defaults when it sets none: the host's own apply.
+NO_TIMEOUTS = Timeouts()
+
+
 def compile_project(project: Project) -> dict[str, Machine]:
     """Every tool of ``project`` as a machine, by name, in the project's order."""
-    return {tool.name: compile_tool(tool, project.handlers_dir) for tool in project.tools}
+    server = project.server
+    return {
+        tool.name: compile_tool(
+            tool, project.handlers_dir, server_scopes=server.scopes, timeouts=server.timeouts
+        )
+        for tool in project.tools
+    }
 
 
-def compile_tool(tool: Tool, handlers_dir: Path) -> Machine:
+def compile_tool(
+    tool: Tool,
+    handlers_dir: Path,
+    *,
+    server_scopes: Sequence[str] = (),
+    timeouts: Timeouts = NO_TIMEOUTS,
+) -> Machine:
     """One tool as a machine.
+
+    Args:
+        tool: The checked tool.
+        handlers_dir: Where its handlers live.
+        server_scopes: Scopes every call of the server needs, on top of the tool's own.
+        timeouts: The server's default limits for steps that set none.
 
     Raises:
         host.machine.bind.HandlerImportError: a handler could not be imported.
@@ -52,7 +75,8 @@ def compile_tool(tool: Tool, handlers_dir: Path) -> Machine:
             handler = load_handler(handlers_dir, step.call)
             deps = frozenset(handler.required + handler.optional) - {"ctx"}
             missing = compile_text(step.missing) if step.missing is not None else None
-            steps.append(ReadStep(step.name, handler, missing, deps))
+            limit = step.timeout_s or timeouts.read_s or DEFAULT_READ_S
+            steps.append(ReadStep(step.name, handler, missing, deps, limit))
         elif isinstance(step, Ask | Confirm):
             steps.append(_question(step))
         elif isinstance(step, Act):
@@ -71,6 +95,7 @@ def compile_tool(tool: Tool, handlers_dir: Path) -> Machine:
         steps=tuple(steps),
         act=act,
         returns=returns,
+        scopes=frozenset((*server_scopes, *tool.scopes)),
     )
 
 

@@ -20,6 +20,7 @@ from host.errors import AnswerMismatch, ContentError, ToolError
 from host.machine.bind import Handler
 from host.machine.content import content_blocks
 from host.machine.forms import Form
+from host.machine.timing import DEFAULT_READ_S, RUNNER, HandlerTimeout
 from host.machine.types import Answer, Answers, CallContext, Ending, NeedInput, Outcome, Question
 from host.spec.model import Returns
 from host.spec.templates import Renderer
@@ -31,12 +32,13 @@ log = logging.getLogger("host.machine")
 
 @dataclass(frozen=True)
 class ReadStep:
-    """A compiled ``read``: its handler, its ``missing`` text, and the names it reads."""
+    """A compiled ``read``: its handler, its ``missing`` text, the names it reads, its limit."""
 
     name: str
     handler: Handler
     missing: Renderer | None
     deps: frozenset[str]
+    timeout_s: float = DEFAULT_READ_S
 
 
 @dataclass(frozen=True)
@@ -177,7 +179,7 @@ class Machine:
                 blocked |= {step.name} if isinstance(step, ReadStep) else step.outputs
                 continue
             if isinstance(step, ReadStep):
-                value = step.handler(scope, ctx)
+                value = self._read(step, scope, ctx)
                 if value is None and step.missing is not None:
                     return Outcome.error(str(step.missing(scope)))
                 scope[step.name] = value
@@ -196,6 +198,24 @@ class Machine:
         if pending:
             return NeedInput(tuple(pending))
         return ctx.once(lambda: self._act(scope, ctx))
+
+    def _read(self, step: ReadStep, scope: Mapping[str, Any], ctx: CallContext) -> Any:
+        """A read's value, if it comes within the read's time limit.
+
+        Raises:
+            ToolError: it did not: the call ends saying so (the read goes on, unheard).
+        """
+        try:
+            return RUNNER.call(lambda: step.handler(scope, ctx), step.timeout_s)
+        except HandlerTimeout:
+            log.warning(
+                "a read ran past its time limit",
+                extra={"tool": self.name, "step": step.name, "limit_s": step.timeout_s},
+            )
+            raise ToolError(
+                f"The tool {self.name} stopped: looking up {step.name} took longer than "
+                f"{step.timeout_s:g} seconds. Nothing was done; try again later."
+            ) from None
 
     @staticmethod
     def _apply(

@@ -160,6 +160,11 @@ class Endpoint:
             )
             scopes = exc.needed if isinstance(exc, ScopeError) else ()
             error_body = None if request_id is None else failure(request_id, exc)
+            if error_body is None and request.headers is not None and exc.http_status >= 400:
+                # NOTE: a notification gets no response, but over HTTP one refused with an
+                # error status may carry the error, without an id (Streamable HTTP), so the
+                # client learns why: no session, or an unknown one.
+                error_body = failure(None, exc)
             return Reply(exc.http_status, error_body, scopes=scopes)
         except Exception:
             return _internal_error(message.method, request_id)

@@ -130,7 +130,14 @@ def parse_incoming(body: bytes | str) -> Message | Response:
         ProtocolError: as :func:`parse`, and -32600 for a malformed response.
     """
     try:
-        value = json.loads(body)
+        value = json.loads(body, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as exc:
+        raise error(
+            PARSE_ERROR,
+            f"Parse error: the key {exc.key!r} appears twice in one object; "
+            "send each key once (parsers disagree about which one wins)",
+            {"duplicateKey": exc.key},
+        ) from None
     except (ValueError, RecursionError) as exc:
         # NOTE: ValueError covers UnicodeDecodeError and over-long integer literals too.
         raise error(PARSE_ERROR, f"Parse error: the body is not valid JSON ({exc})") from None
@@ -157,6 +164,29 @@ def parse_incoming(body: bytes | str) -> Message | Response:
     if not isinstance(request_id, str | int) or isinstance(request_id, bool):
         raise error(INVALID_REQUEST, 'Invalid request: "id" must be a string or an integer')
     return Request(request_id, method, params)
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refused when a key repeats.
+
+    NOTE: JSON leaves duplicate keys undefined, and parsers disagree on which one wins: a proxy
+    or a log reading the first ``"method"`` while the host acts on the last is how requests get
+    smuggled. One object with one meaning, or an error.
+    """
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return value
 
 
 def _response(value: dict[str, Any]) -> Response:

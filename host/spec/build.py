@@ -9,10 +9,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from host.spec.durations import DurationError, parse_duration
 from host.spec.load import Document, Locs
-from host.spec.model import Act, Ask, Confirm, Example, FormField, Read, Server, Step, Tool
+from host.spec.model import (
+    Act,
+    Ask,
+    Confirm,
+    Example,
+    FormField,
+    Pos,
+    Read,
+    Remember,
+    Server,
+    Step,
+    Timeouts,
+    Tool,
+)
 
-__all__ = ["ToolDoc", "build_server", "build_tool"]
+__all__ = ["ToolDoc", "build_server", "build_tool", "seconds"]
 
 
 @dataclass(frozen=True)
@@ -29,6 +43,7 @@ def build_server(doc: Document) -> Server:
     data: dict[str, Any] = doc.data
     defaults = Server()
     elicitation = data.get("elicitation") or {}
+    timeouts = data.get("timeouts") or {}
     return Server(
         name=data.get("name", defaults.name),
         version=data.get("version", defaults.version),
@@ -36,7 +51,20 @@ def build_server(doc: Document) -> Server:
         elicitation_enabled=elicitation.get("enabled") is True,
         pos=doc.locs.value(()),
         elicitation_switched_off=elicitation.get("enabled") is False,
+        fallback_enabled=elicitation.get("fallback") is not False,
+        scopes=tuple(data.get("scopes") or ()),
+        timeouts=Timeouts(seconds(timeouts.get("read")), seconds(timeouts.get("act"))),
     )
+
+
+def seconds(value: Any) -> float | None:
+    """A written duration in seconds; None when absent or unreadable (a rule reports it)."""
+    if value is None:
+        return None
+    try:
+        return parse_duration(value)
+    except DurationError:
+        return None
 
 
 def build_tool(doc: Document) -> ToolDoc:
@@ -58,6 +86,8 @@ def build_tool(doc: Document) -> ToolDoc:
             for i, item in enumerate(data.get("examples") or [])
         ),
         pos=locs.key(("name",)),
+        scopes=tuple(data.get("scopes") or ()),
+        audit_redact=tuple((data.get("audit") or {}).get("redact") or ()),
     )
     return ToolDoc(tool, locs, data)
 
@@ -73,7 +103,9 @@ def _object_schema(schema: dict[str, Any] | None) -> dict[str, Any]:
 def _step(step: dict[str, Any], path: tuple[str | int, ...], locs: Locs) -> Step:
     pos = locs.value(path)
     if "read" in step:
-        return Read(step["read"], step["call"], step.get("missing"), pos)
+        return Read(
+            step["read"], step["call"], step.get("missing"), pos, seconds(step.get("timeout"))
+        )
     if "ask" in step:
         fields = tuple(
             _field(name, schema, locs.key((*path, "form", name)))
@@ -98,8 +130,16 @@ def _step(step: dict[str, Any], path: tuple[str | int, ...], locs: Locs) -> Step
             cancelled=step.get("cancelled"),
             unticked=step.get("unticked"),
             pos=pos,
+            remember=_remember(step.get("remember"), locs.value((*path, "remember"))),
         )
-    return Act(step["act"], pos, step.get("returns", "value"))
+    return Act(step["act"], pos, step.get("returns", "value"), seconds(step.get("timeout")))
+
+
+def _remember(written: dict[str, Any] | None, pos: Pos) -> Remember | None:
+    if written is None:
+        return None
+    # NOTE: an unreadable `for` is reported by the duration rule; 0 keeps the model whole.
+    return Remember(seconds(written.get("for")) or 0.0, written.get("key"), pos)
 
 
 def _field(name: str, schema: dict[str, Any], pos: Any) -> FormField:

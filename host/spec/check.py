@@ -25,9 +25,13 @@ from host.spec.rules_examples import check_examples
 from host.spec.rules_forms import check_forms
 from host.spec.rules_handlers import check_handlers
 from host.spec.rules_io import check_io
+from host.spec.rules_io_intent import check_io_intent
 from host.spec.rules_order import check_names, check_order
+from host.spec.rules_policy import check_durations, check_policy
+from host.spec.rules_results import check_results
 from host.spec.rules_schema import check_shape
 from host.spec.rules_templates import check_templates
+from host.spec.rules_text import check_server_text, check_tool_text
 from host.spec.scope import scopes
 
 __all__ = ["CheckResult", "check_project", "default_handlers_dir", "load_project"]
@@ -61,6 +65,7 @@ def check_project(
     handlers_dir: Path | str | None = None,
     *,
     import_handlers: bool = False,
+    auth: bool | None = None,
 ) -> CheckResult:
     """Check spec files and directories together as one project.
 
@@ -68,6 +73,8 @@ def check_project(
         paths: Spec directories (every ``*.yaml`` in them) and files.
         handlers_dir: Where handler modules live; default ``handlers/`` beside the first path.
         import_handlers: Also import handler modules (``--import``), not only parse them.
+        auth: Whether the deployment authenticates callers (None: unknown, not checked): False
+            makes every ``scopes:`` a warning, since nobody could hold them.
     """
     given = [Path(p) for p in paths] or [Path("specs")]
     first = given[0]
@@ -81,9 +88,11 @@ def check_project(
     for doc in documents:
         shape, buildable = check_shape(doc)
         found.extend(shape)
+        found.extend(check_durations(doc))
         kind = doc.data.get("kind") if isinstance(doc.data, dict) else None
         if kind == "server":
             servers.append((doc, build_server(doc) if buildable else None))
+            found.extend(check_server_text(doc))
         elif kind == "tool":
             found.extend(_duplicate_tool(doc, names))
             if buildable:
@@ -91,13 +100,19 @@ def check_project(
     server, known = _server(servers, found)
     for tool_doc in tools:
         found.extend(_check_tool(tool_doc, index))
-        if known and not server.elicitation_switched_off:
-            found.extend(_elicitation(tool_doc, server, servers))
-    if known and server.elicitation_switched_off:
-        found.extend(_switched_off(tools, servers))
+    if known:
+        found.extend(_elicitation(tools, server, servers))
+    if auth is False:
+        found.extend(_unprotected(tools, servers))
     if not tools and not any(d.severity == "error" for d in found):
         where = Pos(str(first), 0, 0)
-        found.append(warning(where, "no-tools", f"no kind: tool document in {first}"))
+        found.append(
+            warning(
+                where,
+                "no-tools",
+                f"no kind: tool document in {first}: add a tool, or point at the right directory",
+            )
+        )
     diagnostics = sorted(set(found))
     if any(d.severity == "error" for d in diagnostics):
         return CheckResult(None, diagnostics)
@@ -121,12 +136,16 @@ def _check_tool(doc: ToolDoc, index: HandlerIndex) -> list[Diagnostic]:
     names_in_scope = scopes(doc.tool, doc.locs)
     return [
         *check_io(doc),
+        *check_io_intent(doc),
+        *check_results(doc),
+        *check_policy(doc),
         *check_order(doc),
         *check_names(doc),
         *check_forms(doc),
         *check_templates(doc, names_in_scope),
         *check_handlers(doc, names_in_scope, index),
         *check_examples(doc),
+        *check_tool_text(doc),
         *check_advice(doc),
     ]
 
@@ -175,45 +194,62 @@ def _server(
     return (built, True) if built is not None else (Server(), False)
 
 
-def _switched_off(tools: list[ToolDoc], servers: list[tuple[Document, Any]]) -> list[Diagnostic]:
-    """One warning when the kill switch is written out and some tool asks.
-
-    NOTE: `enabled: false` written out is a deliberate switch (an incident, a rollout), not a
-    forgotten line: serving goes on, and calls that need to ask get ELICITATION_DISABLED.
-    """
-    names = [
-        doc.tool.name for doc in tools if any(isinstance(s, Ask | Confirm) for s in doc.tool.steps)
-    ]
-    if not names:
-        return []
-    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+def _unprotected(tools: list[ToolDoc], servers: list[tuple[Document, Any]]) -> list[Diagnostic]:
+    """Every ``scopes:`` written where no caller can hold a scope."""
+    places = [(doc.locs, doc.data) for doc, _ in servers] + [(t.locs, t.data) for t in tools]
     return [
         warning(
-            servers[0][0].locs.value(("elicitation", "enabled")),
-            "elicitation-off",
-            f"elicitation is switched off (enabled: false): every call of {shown} that needs "
-            "to ask the user gets ELICITATION_DISABLED; set enabled: true to let them ask",
+            locs.key(("scopes",)),
+            "scopes-unprotected",
+            "scopes protect nothing without auth settings: set HOST_AUTH_ISSUER and "
+            "HOST_AUTH_AUDIENCE, or HOST_AUTH_TOKENS, where the host runs; host serve refuses "
+            "to start without them",
         )
+        for locs, data in places
+        if isinstance(data, dict) and data.get("scopes")
     ]
 
 
 def _elicitation(
-    doc: ToolDoc, server: Server, servers: list[tuple[Document, Any]]
+    tools: list[ToolDoc], server: Server, servers: list[tuple[Document, Any]]
 ) -> list[Diagnostic]:
-    question = next((s for s in doc.tool.steps if isinstance(s, Ask | Confirm)), None)
-    if question is None or server.elicitation_enabled:
+    """Tools that ask while elicitation is off: an error, or a warning for the kill switch."""
+    if server.elicitation_enabled:
         return []
-    kind = "ask" if isinstance(question, Ask) else "confirm"
-    if servers:
-        where = servers[0][0].file
-        fix = f"set `elicitation: {{enabled: true}}` in the kind: server document ({where})"
-    else:
-        fix = "add a kind: server document with `elicitation: {enabled: true}` to the specs"
-    return [
-        error(
-            question.pos,
-            "elicitation-disabled",
-            f"'{doc.tool.name}' asks the user ({kind} '{question.name}') but elicitation is not "
-            f"enabled, so every call would fail; {fix}",
-        )
+    asking = [
+        (doc, question)
+        for doc in tools
+        if (question := next((s for s in doc.tool.steps if isinstance(s, Ask | Confirm)), None))
     ]
+    if not asking:
+        return []
+    if server.elicitation_switched_off:
+        # NOTE: `enabled: false` written out is a deliberate switch (an incident, a rollout),
+        # not a forgotten line: serving goes on and asking calls get ELICITATION_DISABLED.
+        names = [doc.tool.name for doc, _ in asking]
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        return [
+            warning(
+                servers[0][0].locs.value(("elicitation", "enabled")),
+                "elicitation-off",
+                f"elicitation is switched off (enabled: false): every call of {shown} that needs "
+                "to ask the user gets ELICITATION_DISABLED; set enabled: true to let them ask",
+            )
+        ]
+    found = []
+    for doc, question in asking:
+        kind = "ask" if isinstance(question, Ask) else "confirm"
+        if servers:
+            where = servers[0][0].file
+            fix = f"set `elicitation: {{enabled: true}}` in the kind: server document ({where})"
+        else:
+            fix = "add a kind: server document with `elicitation: {enabled: true}` to the specs"
+        found.append(
+            error(
+                question.pos,
+                "elicitation-disabled",
+                f"'{doc.tool.name}' asks the user ({kind} '{question.name}') but elicitation is "
+                f"not enabled, so every call would fail; {fix}",
+            )
+        )
+    return found

@@ -20,7 +20,15 @@ from typing import Any, Literal
 from host.spec.model import Pos
 from host.spec.rules import did_you_mean
 
-__all__ = ["Handler", "HandlerIndex", "HandlerProblem", "Param"]
+__all__ = [
+    "Handler",
+    "HandlerIndex",
+    "HandlerProblem",
+    "Param",
+    "is_async",
+    "params_of",
+    "signature_problem",
+]
 
 ParamKind = Literal["positional_only", "normal", "keyword_only", "var_positional", "var_keyword"]
 
@@ -42,6 +50,7 @@ class Handler:
     file: Path
     line: int
     params: tuple[Param, ...] | None
+    is_async: bool = False
 
     @property
     def where(self) -> str:
@@ -59,10 +68,66 @@ class HandlerProblem(Exception):
         self.pos = pos
 
 
+def signature_problem(ref: str, params: tuple[Param, ...] | None, *, is_async: bool) -> str | None:
+    """Why the host cannot call handler ``ref`` as written, or None.
+
+    One wording for both places that refuse such a handler: the validator (statically) and the
+    machine, which imports handlers when it starts (so a project built in code cannot slip by).
+    """
+    if is_async:
+        # NOTE: handlers run on the server's worker threads, which have no event loop; awaiting
+        # would need one per call. A handler that must await can run asyncio.run(...) itself.
+        return (
+            f"{ref} is an async def: the host calls handlers as plain functions and would get "
+            "a coroutine instead of a result; write it as a plain def (call asyncio.run(...) "
+            "inside it if it must await something)"
+        )
+    for param in params or ():
+        if param.kind == "positional_only":
+            return (
+                f"{ref} has the positional-only parameter '{param.name}'; the host passes "
+                "arguments by name: remove the '/'"
+            )
+        if param.kind in ("var_positional", "var_keyword"):
+            stars = "*" if param.kind == "var_positional" else "**"
+            return (
+                f"{ref} takes {stars}{param.name}, which would always be empty: the host passes "
+                "exactly the parameters a handler names; name each one it needs instead "
+                f"(like id, ticket) and remove {stars}{param.name}"
+            )
+    return None
+
+
+_KINDS: dict[Any, ParamKind] = {
+    inspect.Parameter.POSITIONAL_ONLY: "positional_only",
+    inspect.Parameter.POSITIONAL_OR_KEYWORD: "normal",
+    inspect.Parameter.KEYWORD_ONLY: "keyword_only",
+    inspect.Parameter.VAR_POSITIONAL: "var_positional",
+    inspect.Parameter.VAR_KEYWORD: "var_keyword",
+}
+
+
+def params_of(function: Any) -> tuple[Param, ...] | None:
+    """The parameters of an imported callable, or None when Python cannot tell them."""
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return None
+    return tuple(
+        Param(p.name, _KINDS[p.kind], p.default is not inspect.Parameter.empty)
+        for p in signature.parameters.values()
+    )
+
+
+def is_async(function: Any) -> bool:
+    """True for an ``async def`` (or async generator) function."""
+    return inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function)
+
+
 @dataclass
 class _Module:
     file: Path
-    names: dict[str, tuple[int, tuple[Param, ...] | None]] = field(default_factory=dict)
+    names: dict[str, tuple[int, tuple[Param, ...] | None, bool]] = field(default_factory=dict)
     star: bool = False
 
 
@@ -93,13 +158,14 @@ class HandlerIndex:
         if entry is None and not module.star:
             public = [n for n in module.names if not n.startswith("_")]
             hint = did_you_mean(function, public)
+            fix = hint or " Define it there, or fix the name after the ':'."
             raise HandlerProblem(
-                "handler-missing", f"{module.file} has no function '{function}'.{hint}"
+                "handler-missing", f"{module.file} has no function '{function}'.{fix}"
             )
-        line, params = entry if entry is not None else (1, None)
+        line, params, asynchronous = entry if entry is not None else (1, None, False)
         if self.import_modules:
-            params = self._signature(module_name, function, module.file)
-        return Handler(ref, module.file, line, params)
+            params, asynchronous = self._signature(module_name, function, module.file)
+        return Handler(ref, module.file, line, params, asynchronous)
 
     def _module(self, name: str) -> _Module:
         cached = self._modules.get(name)
@@ -134,12 +200,15 @@ class HandlerIndex:
         hint = did_you_mean(last, known)
         if hint and prefix:
             hint = hint.replace(" '", f" '{prefix}.", 1)
+        fix = hint or " Create that file, or fix the module name before the ':'."
         raise HandlerProblem(
             "handler-missing",
-            f"no handler module '{name}': expected {base.with_name(base.name + '.py')}.{hint}",
+            f"no handler module '{name}': expected {base.with_name(base.name + '.py')}.{fix}",
         )
 
-    def _signature(self, module_name: str, function: str, file: Path) -> tuple[Param, ...] | None:
+    def _signature(
+        self, module_name: str, function: str, file: Path
+    ) -> tuple[tuple[Param, ...] | None, bool]:
         if module_name not in self._imported:
             self._imported[module_name] = self._import(module_name)
         module = self._imported[module_name]
@@ -149,21 +218,7 @@ class HandlerIndex:
         if target is None or not callable(target):
             what = "has no" if target is None else "has no callable"
             raise HandlerProblem("handler-missing", f"{file} {what} '{function}' once imported")
-        try:
-            signature = inspect.signature(target)
-        except (TypeError, ValueError):
-            return None
-        kinds: dict[Any, ParamKind] = {
-            inspect.Parameter.POSITIONAL_ONLY: "positional_only",
-            inspect.Parameter.POSITIONAL_OR_KEYWORD: "normal",
-            inspect.Parameter.KEYWORD_ONLY: "keyword_only",
-            inspect.Parameter.VAR_POSITIONAL: "var_positional",
-            inspect.Parameter.VAR_KEYWORD: "var_keyword",
-        }
-        return tuple(
-            Param(p.name, kinds[p.kind], p.default is not inspect.Parameter.empty)
-            for p in signature.parameters.values()
-        )
+        return params_of(target), is_async(target)
 
     def _import(self, name: str) -> Any:
         root = str(self.root.resolve())
@@ -175,7 +230,8 @@ class HandlerIndex:
                 raise
             return HandlerProblem(
                 "handler-import",
-                f"importing handler module '{name}' failed: {type(exc).__name__}: {exc}",
+                f"importing handler module '{name}' failed: {type(exc).__name__}: {exc}; fix "
+                "what the module runs at import time (or move it into the handler)",
             )
         finally:
             sys.path.remove(root)
@@ -183,11 +239,14 @@ class HandlerIndex:
 
 def _parse(file: Path) -> _Module:
     try:
-        source = file.read_text(encoding="utf-8")
+        # NOTE: bytes, as Python reads a module: a byte-order mark or a coding line is honoured.
+        source = file.read_bytes()
         tree = ast.parse(source, filename=str(file))
     except SyntaxError as exc:
         pos = Pos(str(file), exc.lineno or 1, exc.offset or 1)
-        raise HandlerProblem("handler-syntax", f"invalid Python: {exc.msg}", pos) from None
+        raise HandlerProblem(
+            "handler-syntax", f"invalid Python: {exc.msg}; fix the syntax at this line", pos
+        ) from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise HandlerProblem(
             "handler-syntax", f"cannot read {file}: {exc}", Pos(str(file), 1, 1)
@@ -202,23 +261,24 @@ def _collect(body: list[ast.stmt], module: _Module) -> None:
     # definitions); a later binding wins, as it does at run time.
     for node in body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            module.names[node.name] = (node.lineno, _params(node.args))
+            asynchronous = isinstance(node, ast.AsyncFunctionDef)
+            module.names[node.name] = (node.lineno, _params(node.args), asynchronous)
         elif isinstance(node, ast.ClassDef):
-            module.names[node.name] = (node.lineno, None)
+            module.names[node.name] = (node.lineno, None, False)
         elif isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             value = node.value
             params = _params(value.args) if isinstance(value, ast.Lambda) else None
             for target in targets:
                 if isinstance(target, ast.Name):
-                    module.names[target.id] = (node.lineno, params)
+                    module.names[target.id] = (node.lineno, params, False)
         elif isinstance(node, ast.ImportFrom | ast.Import):
             for alias in node.names:
                 if alias.name == "*":
                     module.star = True
                 else:
                     bound = alias.asname or alias.name.split(".")[0]
-                    module.names[bound] = (node.lineno, None)
+                    module.names[bound] = (node.lineno, None, False)
         elif isinstance(node, ast.If | ast.Try | ast.With):
             for part in ("body", "orelse", "finalbody"):
                 _collect(getattr(node, part, []), module)

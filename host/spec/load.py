@@ -1,110 +1,42 @@
 """Read spec files into plain data, remembering the file, line and column of every key and value.
 
-ruamel.yaml composes each document into a node graph; we convert that graph ourselves (instead of
-letting ruamel construct objects) so that every value gets a :class:`Loc` keyed by its path in the
-document, duplicate keys are reported at the duplicate (naming the first), and one broken document
-does not hide the problems of the others.
+ruamel.yaml composes each document into a node graph; :class:`~host.spec.nodes.Builder` converts
+that graph itself (instead of letting ruamel construct objects) so that every value gets a
+:class:`Loc` keyed by its path in the document, duplicate keys are reported at the duplicate
+(naming the first), and one broken document does not hide the problems of the others.
 """
 
 from __future__ import annotations
 
-import math
-import re
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from ruamel.yaml.nodes import Node, ScalarNode
 
 from host.spec.diagnostics import Diagnostic
+from host.spec.locs import Loc, Locs, YPath
 from host.spec.model import Pos
+from host.spec.nodes import Builder
 from host.spec.rules import error
+from host.spec.yaml_hints import syntax_hint, syntax_place
 
-__all__ = ["Document", "Loc", "Locs", "YPath", "load_file", "load_paths", "spec_files"]
+__all__ = [
+    "Document",
+    "Loc",
+    "Locs",
+    "YPath",
+    "load_file",
+    "load_paths",
+    "load_text",
+    "spec_files",
+]
 
-YPath = tuple[str | int, ...]
-_CORE = "tag:yaml.org,2002:"
-_DECIMAL = re.compile(r"^[-+]?[0-9][0-9_]*$")
-
-
-@dataclass(frozen=True, slots=True)
-class Loc:
-    """Where one value was written.
-
-    Attributes:
-        key: The position of its key (None for list items and the document itself).
-        value: The position where the value starts.
-        start: Character offset of the value's start in the file text.
-        end: Character offset just past the value.
-    """
-
-    key: Pos | None
-    value: Pos
-    start: int
-    end: int
-
-
-# (key line, key column, value line, value column, start, end); a key line of 0 means no key.
-_Raw = tuple[int, int, int, int, int, int]
-
-
-@dataclass
-class Locs:
-    """The :class:`Loc` of every value in one document, by path (``("steps", 0, "call")``)."""
-
-    file: str
-    text: str
-    # NOTE: plain tuples, turned into Pos only when asked: a big spec directory has many values
-    # and few problems.
-    table: dict[YPath, _Raw] = field(default_factory=dict)
-
-    def get(self, path: YPath) -> Loc:
-        """The Loc of ``path`` or of its nearest written ancestor."""
-        while path not in self.table and path:
-            path = path[:-1]
-        raw = self.table.get(path)
-        if raw is None:
-            return Loc(None, Pos(self.file, 1, 1), 0, 0)
-        key_line, key_column, line, column, start, end = raw
-        key = Pos(self.file, key_line, key_column) if key_line else None
-        return Loc(key, Pos(self.file, line, column), start, end)
-
-    def key(self, path: YPath) -> Pos:
-        """Where the key of ``path`` is (its value's position for list items and the root)."""
-        loc = self.get(path)
-        return loc.key or loc.value
-
-    def value(self, path: YPath) -> Pos:
-        """Where the value of ``path`` starts."""
-        return self.get(path).value
-
-    def word(self, path: YPath, word: str) -> Pos:
-        """Where ``word`` first appears inside the value at ``path`` (else the value's start)."""
-        loc = self.get(path)
-        pattern = re.compile(r"(?<![\w.])" + re.escape(word) + r"(?!\w)")
-        found = pattern.search(self.text, loc.start, max(loc.end, loc.start))
-        if found is None:
-            return loc.value
-        line = self.text.count("\n", 0, found.start()) + 1
-        column = found.start() - (self.text.rfind("\n", 0, found.start()) + 1) + 1
-        return Pos(self.file, line, column)
-
-    def line(self, path: YPath, lineno: int) -> Pos:
-        """Where line ``lineno`` of a literal block (``|``) value starts; else the value's start."""
-        loc = self.get(path)
-        if lineno <= 1 or not self.text.startswith("|", loc.start):
-            return loc.value
-        # NOTE: a literal block's text starts on the line after its `|` indicator.
-        line = loc.value.line + lineno
-        lines = self.text.splitlines()
-        if line > len(lines):
-            return loc.value
-        source = lines[line - 1]
-        return Pos(self.file, line, len(source) - len(source.lstrip()) + 1)
+_NULL = "tag:yaml.org,2002:null"
 
 
 @dataclass
@@ -152,10 +84,30 @@ def load_file(path: Path) -> tuple[list[Document], list[Diagnostic]]:
     """Load the documents of one file; a syntax error keeps the documents before it."""
     name = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        data = path.read_bytes()
+    except OSError as exc:
         return [], [error(Pos(name, 0, 0), "read-error", f"cannot read {name}: {exc}")]
-    return load_text(text, name)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return [], [_not_utf8(name, data, exc)]
+    # NOTE: editors do not count a byte-order mark as a column; neither do we.
+    return load_text(text.removeprefix("\ufeff"), name)
+
+
+def _not_utf8(name: str, data: bytes, exc: UnicodeDecodeError) -> Diagnostic:
+    """A read error at the line and column of the first byte that is not UTF-8."""
+    before = data[: exc.start]
+    line = before.count(b"\n") + 1
+    start = before.rfind(b"\n") + 1
+    column = len(before[start:].decode("utf-8", "replace")) + 1
+    byte = data[exc.start]
+    return error(
+        Pos(name, line, column),
+        "read-error",
+        f"{name} is not UTF-8 text: byte 0x{byte:02X} at line {line} is not valid UTF-8 "
+        "(the file was probably saved as Latin-1 or Windows-1252); save it as UTF-8",
+    )
 
 
 def load_text(
@@ -163,29 +115,43 @@ def load_text(
 ) -> tuple[list[Document], list[Diagnostic]]:
     """Load the documents of ``text`` as if read from the file ``name``.
 
+    The C parser (libyaml, YAML 1.1) is tried first for speed; when it refuses the text, the
+    pure-Python parser (YAML 1.2) decides, so a spec means the same whichever is installed.
+
     Args:
         pure: Use the pure-Python parser even when the C one is installed (for tests).
     """
+    documents, problems, refused = _load(text, name, pure=pure)
+    if refused and not pure:
+        # NOTE: libyaml refuses some YAML 1.2 that the pure parser reads (`[tickets:read]`: a
+        # ':' inside a flow sequence); its error messages also differ. Failing files are rare,
+        # so reading them twice costs nothing and keeps messages the same for everyone.
+        documents, problems, _ = _load(text, name, pure=True)
+    return documents, problems
+
+
+def _load(text: str, name: str, *, pure: bool) -> tuple[list[Document], list[Diagnostic], bool]:
+    """The documents and problems of ``text``, and whether the parser refused it."""
     documents: list[Document] = []
     problems: list[Diagnostic] = []
+    refused = True
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for index, root in enumerate(_compose_all(text, pure=pure)):
-                if root is None or (
-                    isinstance(root, ScalarNode) and str(root.tag) == _CORE + "null"
-                ):
+                if root is None or (isinstance(root, ScalarNode) and str(root.tag) == _NULL):
                     continue
-                builder = _Builder(Locs(name, text), problems)
+                builder = Builder(Locs(name, text), problems)
                 data = builder.convert(root, (), None)
                 documents.append(Document(data, builder.locs, index))
+        refused = False
     except MarkedYAMLError as exc:
-        problems.append(_syntax(exc, name))
+        problems.append(_syntax(exc, name, text))
     except YAMLError as exc:
         problems.append(error(Pos(name, 1, 1), "yaml-syntax", str(exc).strip()))
     except RecursionError:
         problems.append(error(Pos(name, 1, 1), "yaml-syntax", "the YAML nests too deeply"))
-    return documents, problems
+    return documents, problems, refused
 
 
 def _compose_all(text: str, *, pure: bool = False) -> Iterator[Node | None]:
@@ -194,140 +160,19 @@ def _compose_all(text: str, *, pure: bool = False) -> Iterator[Node | None]:
     yield from YAML(typ="safe", pure=pure).compose_all(text)
 
 
-def _syntax(exc: MarkedYAMLError, name: str) -> Diagnostic:
+def _syntax(exc: MarkedYAMLError, name: str, text: str) -> Diagnostic:
     mark = exc.problem_mark or exc.context_mark
-    pos = Pos(name, mark.line + 1, mark.column + 1) if mark is not None else Pos(name, 1, 1)
-    message = str(exc.problem or exc.context or "invalid YAML").strip()
-    if exc.context and exc.problem and exc.context_mark is not None:
-        message = f"{message} ({exc.context.strip()} at line {exc.context_mark.line + 1})"
-    return error(pos, "yaml-syntax", message)
-
-
-def _pos(name: str, mark: Any) -> Pos:
-    return Pos(name, mark.line + 1, mark.column + 1)
-
-
-class _Builder:
-    """Turns one node graph into plain data, filling ``locs`` and reporting duplicate keys."""
-
-    def __init__(self, locs: Locs, problems: list[Diagnostic]) -> None:
-        self.locs = locs
-        self.problems = problems
-        self.active: set[int] = set()
-
-    def convert(self, node: Node, path: YPath, key: Any) -> Any:
-        file = self.locs.file
-        start, end = node.start_mark, node.end_mark
-        key_line, key_column = (key.line + 1, key.column + 1) if key is not None else (0, 0)
-        self.locs.table[path] = (
-            key_line,
-            key_column,
-            start.line + 1,
-            start.column + 1,
-            start.index,
-            end.index,
-        )
-        if id(node) in self.active:
-            self.problems.append(
-                error(_pos(file, node.start_mark), "yaml-syntax", "an alias refers to itself")
-            )
-            return None
-        self.active.add(id(node))
-        try:
-            if isinstance(node, MappingNode):
-                return self._mapping(node, path)
-            if isinstance(node, SequenceNode):
-                return [self.convert(item, (*path, i), None) for i, item in enumerate(node.value)]
-            return self._scalar(node)
-        finally:
-            self.active.discard(id(node))
-
-    def _mapping(self, node: MappingNode, path: YPath) -> dict[str, Any]:
-        file = self.locs.file
-        result: dict[str, Any] = {}
-        # NOTE: merged keys ('<<: *base') go in first so that explicit keys override them.
-        for key_node, value_node in node.value:
-            if str(key_node.tag) == _CORE + "merge":
-                sources = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
-                for source in sources:
-                    if isinstance(source, MappingNode):
-                        result.update(self._mapping(source, path))
-                    else:
-                        self.problems.append(
-                            error(
-                                _pos(file, source.start_mark),
-                                "wrong-type",
-                                "'<<' merges mappings only",
-                            )
-                        )
-        first: dict[str, int] = {}
-        for key_node, value_node in node.value:
-            mark = key_node.start_mark
-            if str(key_node.tag) == _CORE + "merge":
-                continue
-            if not isinstance(key_node, ScalarNode):
-                self.problems.append(
-                    error(
-                        _pos(file, mark),
-                        "wrong-type",
-                        "a key must be plain text, not a list or mapping",
-                    )
-                )
-                continue
-            key = str(key_node.value)
-            if key in first:
-                self.problems.append(
-                    error(
-                        _pos(file, mark),
-                        "duplicate-key",
-                        f"duplicate key '{key}' (first defined at line {first[key]});"
-                        " delete one of them",
-                    )
-                )
-                continue
-            first[key] = mark.line + 1
-            result[key] = self.convert(value_node, (*path, key), mark)
-        return result
-
-    def _scalar(self, node: Node) -> Any:
-        tag = str(node.tag)
-        text = str(node.value)
-        if tag == _CORE + "null":
-            return None
-        if tag == _CORE + "bool":
-            return text.lower() == "true"
-        if tag == _CORE + "int":
-            return _int(text)
-        if tag == _CORE + "float":
-            return _float(text)
-        if tag.startswith("!") and not tag.startswith("!!"):
-            self.problems.append(
-                error(
-                    _pos(self.locs.file, node.start_mark),
-                    "yaml-syntax",
-                    f"YAML tags like '{tag}' are not supported; remove the tag",
-                )
-            )
-        return text
-
-
-def _int(text: str) -> int | str:
-    plain = text.replace("_", "")
-    try:
-        return int(plain, 10) if _DECIMAL.match(text) else int(plain, 0)
-    except ValueError:
-        return text
-
-
-def _float(text: str) -> float | str:
-    lowered = text.lower().replace("_", "")
-    if lowered in (".inf", "+.inf"):
-        return math.inf
-    if lowered == "-.inf":
-        return -math.inf
-    if lowered == ".nan":
-        return math.nan
-    try:
-        return float(lowered)
-    except ValueError:
-        return text
+    problem = str(exc.problem or exc.context or "invalid YAML").strip()
+    context = str(exc.context or "").strip()
+    context_line = exc.context_mark.line + 1 if exc.context_mark is not None else 0
+    line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+    moved = syntax_place(problem, context, line, context_line)
+    if moved != line and exc.context_mark is not None:
+        line, column = moved, exc.context_mark.column + 1
+    message = problem
+    if exc.context and exc.problem and context_line:
+        message = f"{problem} ({context} at line {context_line})"
+    hint = syntax_hint(problem, context, text, line, column)
+    if hint:
+        message = f"{message}: {hint}"
+    return error(Pos(name, line, column), "yaml-syntax", message)

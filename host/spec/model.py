@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 __all__ = [
     "FALLBACK_TOOL",
+    "REMEMBER_MAX_S",
+    "STEP_KINDS",
     "Act",
     "Ask",
     "Confirm",
@@ -20,9 +22,11 @@ __all__ = [
     "Pos",
     "Project",
     "Read",
+    "Remember",
     "Returns",
     "Server",
     "Step",
+    "Timeouts",
     "Tool",
 ]
 
@@ -47,6 +51,14 @@ FALLBACK_TOOL = "sendElicitationResult"
 
 
 @dataclass(frozen=True)
+class Timeouts:
+    """The server's default ``timeouts:`` for steps that set none, in seconds (None: no limit)."""
+
+    read_s: float | None = None
+    act_s: float | None = None
+
+
+@dataclass(frozen=True)
 class Server:
     """The one ``kind: server`` document (or the defaults when a directory has none).
 
@@ -55,6 +67,10 @@ class Server:
         elicitation_switched_off: ``enabled: false`` written out: the kill switch (a tool
             that asks is then a warning, not an error, and its calls get ELICITATION_DISABLED).
             False when ``enabled`` is not written at all.
+        fallback_enabled: False for ``elicitation: {fallback: false}``: legacy clients without
+            forms get no fallback tool (they get the error a client without elicitation gets).
+        scopes: ``scopes:``, needed for every tool call (hierarchical on ``:``).
+        timeouts: ``timeouts: {read, act}``, the defaults for steps without ``timeout:``.
     """
 
     name: str = "host"
@@ -63,6 +79,9 @@ class Server:
     elicitation_enabled: bool = False
     pos: Pos = NOWHERE
     elicitation_switched_off: bool = False
+    fallback_enabled: bool = True
+    scopes: tuple[str, ...] = ()
+    timeouts: Timeouts = field(default_factory=Timeouts)
 
 
 @dataclass(frozen=True)
@@ -84,12 +103,17 @@ class FormField:
 
 @dataclass(frozen=True)
 class Read:
-    """``read: NAME`` with ``call: module:function``; runs every round and must not write."""
+    """``read: NAME`` with ``call: module:function``; runs every round and must not write.
+
+    Attributes:
+        timeout_s: ``timeout:`` in seconds; None: the server's ``timeouts.read`` applies.
+    """
 
     name: str
     call: str
     missing: str | None = None
     pos: Pos = NOWHERE
+    timeout_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -106,6 +130,24 @@ class Ask:
 
 
 @dataclass(frozen=True)
+class Remember:
+    """``remember: {for, key}`` on a confirm: a yes is kept for this principal, tool and key.
+
+    Attributes:
+        for_s: How long, in seconds (at most 30 days).
+        key: A template rendered at the confirm; None: the digest of the call's arguments.
+    """
+
+    for_s: float
+    key: str | None = None
+    pos: Pos = NOWHERE
+
+
+#: The longest a ``remember:`` may last.
+REMEMBER_MAX_S = 30 * 86400.0
+
+
+@dataclass(frozen=True)
 class Confirm:
     """``confirm: NAME``: a yes/no question, a form of one boolean field ``confirm``."""
 
@@ -117,6 +159,7 @@ class Confirm:
     cancelled: Any = None
     unticked: Any = None
     pos: Pos = NOWHERE
+    remember: Remember | None = None
 
 
 Returns = Literal["value", "content"]
@@ -130,14 +173,19 @@ class Act:
     Attributes:
         returns: ``value`` (the default): the return value is the result, a text or structured
             content; ``content``: the handler returns a list of MCP content blocks.
+        timeout_s: ``timeout:`` in seconds; None: the server's ``timeouts.act`` applies.
     """
 
     call: str
     pos: Pos = NOWHERE
     returns: Returns = "value"
+    timeout_s: float | None = None
 
 
 Step = Read | Ask | Confirm | Act
+
+#: The keys a step starts with, one per kind, in the order the language lists them.
+STEP_KINDS = ("read", "ask", "confirm", "act")
 
 
 @dataclass(frozen=True)
@@ -164,6 +212,9 @@ class Tool:
     Attributes:
         input: The arguments' JSON Schema (2020-12), ``type: object`` always present.
         annotations: MCP tool annotations, passed through to ``tools/list``.
+        scopes: ``scopes:`` this tool needs, on top of the server's.
+        audit_redact: ``audit: {redact: [...]}``: input and form fields stored as
+            ``"[redacted]"`` in audit records.
     """
 
     name: str
@@ -175,6 +226,8 @@ class Tool:
     output: dict[str, Any] | None = None
     examples: tuple[Example, ...] = ()
     pos: Pos = NOWHERE
+    scopes: tuple[str, ...] = ()
+    audit_redact: tuple[str, ...] = ()
 
     @property
     def act(self) -> Act | None:
@@ -194,3 +247,8 @@ class Project:
     def tool(self, name: str) -> Tool | None:
         """The tool called ``name``, or None."""
         return next((t for t in self.tools if t.name == name), None)
+
+    @property
+    def scopes(self) -> frozenset[str]:
+        """Every scope the server and its tools name."""
+        return frozenset(self.server.scopes).union(*(t.scopes for t in self.tools))

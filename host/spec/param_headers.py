@@ -100,13 +100,14 @@ def _problem(path: tuple[str, ...] | None, name: Any, kind: Any) -> str | None:
     if path == ():
         return (
             f"{X_MCP_HEADER} belongs on one property of input (the argument to mirror into a "
-            "header), not on input itself"
+            "header), not on input itself: move it onto that property"
         )
     if path is None:
         return (
             f"{X_MCP_HEADER} must be on a property reached from the top of input through "
             "`properties` only, not under items, allOf/anyOf/oneOf, not, if/then/else, "
-            "additionalProperties or $defs: clients cannot find the argument it mirrors there"
+            "additionalProperties or $defs: clients cannot find the argument it mirrors there; "
+            "move it to a property of input's own properties"
         )
     argument = ".".join(path)
     if not isinstance(name, str):
@@ -123,7 +124,8 @@ def _problem(path: tuple[str, ...] | None, name: Any, kind: Any) -> str | None:
         shown = "no type" if kind is None else f"type {kind!r}"
         return (
             f"{X_MCP_HEADER} is only allowed on a property of type string, integer or boolean "
-            f"(one type, written as a text); {argument!r} has {shown}"
+            f"(one type, written as a text); {argument!r} has {shown}: give it one of those "
+            f"types, or remove {X_MCP_HEADER}"
         )
     return None
 

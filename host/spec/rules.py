@@ -32,19 +32,22 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
         "read-error",
         "error",
         "A spec file cannot be read.",
-        "Check that the path exists, is readable and is UTF-8 text.",
+        "Check that the path exists and is readable; save the file as UTF-8 (the message gives "
+        "the line of the first byte that is not).",
     ),
     (
         "yaml-syntax",
         "error",
         "The file is not valid YAML.",
-        "Fix the syntax at the caret: indentation, a missing colon, quotes around ': ' or ' #'.",
+        "Do what the hint says: quote a value with ': ', ' #', a leading '{' or a comma in "
+        "{...}; indent with spaces, keys lined up; '- ' before each step; '---' between documents.",
     ),
     (
         "duplicate-key",
         "error",
         "A mapping has the same key twice.",
-        "Delete one of the two keys or rename it; YAML would silently keep only one.",
+        "Delete or rename one; a second `kind` means a missing `---`, a second step kind a "
+        "missing `- `.",
     ),
     # Shape (the JSON Schema pass).
     (
@@ -129,6 +132,15 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
         "is on, and their calls that need to ask get ELICITATION_DISABLED.",
         "Set `enabled: true` when the incident is over; leave it to keep them from asking.",
     ),
+    (
+        "scopes-unprotected",
+        "warning",
+        "Specs name `scopes`, but the environment sets no auth (`HOST_AUTH_ISSUER` or "
+        "`HOST_AUTH_TOKENS`): served so, the scopes would protect nothing, and `host serve` "
+        "refuses to start.",
+        "Set `HOST_AUTH_ISSUER` and `HOST_AUTH_AUDIENCE`, or `HOST_AUTH_TOKENS`, where the host "
+        "runs (see Securing the host); or remove the scopes.",
+    ),
     # Input and output.
     (
         "json-schema",
@@ -143,16 +155,41 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
         "Leave `type` out (object is implied) or write `type: object`.",
     ),
     (
+        "schema-required",
+        "error",
+        "`required` names a property that `properties` does not define (every call is rejected).",
+        "Add the property under `properties:`, or fix the name in `required`.",
+    ),
+    (
         "content-output",
         "error",
         "A tool declares `output` but its act has `returns: content` (no structured result).",
         "Remove `output:`, or drop `returns: content` and return a mapping.",
     ),
     (
+        "result-output",
+        "error",
+        "A tool declares `output` but a question's `declined`/`cancelled`/`unticked` result is "
+        "missing, a text, or does not fit it (clients reject such a result).",
+        "Write each of them as a mapping that fits `output`.",
+    ),
+    (
         "mcp-header",
         "error",
         "An `x-mcp-header` in `input` is invalid or misplaced (clients would drop the tool).",
         "Put it on a string, integer or boolean property under `properties`, named like `Region`.",
+    ),
+    (
+        "duration",
+        "error",
+        "A `timeout`, `timeouts` or `remember.for` is not a duration, or is out of range.",
+        "Write a number and a unit, like 30s, 10m, 8h or 7d (`remember` lasts at most 30d).",
+    ),
+    (
+        "redact-field",
+        "error",
+        "`audit.redact` names something that is neither an input nor a form field of the tool.",
+        "Name an input or form field (the message lists them), or remove it.",
     ),
     # Order: questions before side effects.
     (
@@ -218,6 +255,20 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
         "A template uses a name that is not in scope at that step.",
         "Use an input field, an earlier read, an earlier answer field or question name.",
     ),
+    (
+        "template-optional",
+        "error",
+        "A template uses a name that may be undefined at that step (an optional input or field) "
+        "without testing it, so the call fails whenever it is missing.",
+        "Test it (`{% if note is defined %}`), use `note | default('')`, or make it required.",
+    ),
+    (
+        "template-unrendered",
+        "error",
+        "A text that is not a template (`label`, `title`, `description`, ...) holds `{{ ... }}`, "
+        "which would reach the user as written.",
+        "Write plain text there, or move the dynamic part into `message:`.",
+    ),
     # Handlers.
     (
         "handler-missing",
@@ -236,6 +287,13 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
         "error",
         "A handler module fails to import (only with `--import`).",
         "Fix the exception the message shows.",
+    ),
+    (
+        "handler-signature",
+        "error",
+        "A handler is `async def`, or takes `*args`, `**kwargs` or positional-only parameters: "
+        "the host calls it as a plain function with arguments by name.",
+        "Write a plain `def` that names each parameter it needs.",
     ),
     (
         "handler-param",

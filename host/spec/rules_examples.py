@@ -24,7 +24,7 @@ def check_examples(doc: ToolDoc) -> list[Diagnostic]:
                     locs.value(("examples", i, "name")),
                     "example",
                     f"another example is already called '{example.name}' "
-                    f"(line {seen[example.name]})",
+                    f"(line {seen[example.name]}); rename one of them",
                 )
             )
         seen.setdefault(example.name, example.pos.line)
@@ -35,7 +35,8 @@ def check_examples(doc: ToolDoc) -> list[Diagnostic]:
                         locs.key(("examples", i, "answers", name)),
                         "example",
                         f"example '{example.name}' answers '{name}', which is not a question of "
-                        f"'{tool.name}'; its questions: {listed}.{did_you_mean(name, questions)}",
+                        f"'{tool.name}'; its questions: {listed}."
+                        f"{did_you_mean(name, questions) or ' Use one of them.'}",
                     )
                 )
         asks = example.expect.get("asks") or []
@@ -47,7 +48,7 @@ def check_examples(doc: ToolDoc) -> list[Diagnostic]:
                         "example",
                         f"example '{example.name}' expects the question '{name}', which "
                         f"'{tool.name}' does not have; its questions: {listed}."
-                        f"{did_you_mean(name, questions)}",
+                        f"{did_you_mean(name, questions) or ' Use one of them.'}",
                     )
                 )
     return found

@@ -20,11 +20,20 @@ from host.spec.templates import is_template
 
 __all__ = ["asks_for_secret", "check_forms"]
 
+# NOTE: matched on the field's name, title and description, split into lower-case words. Every
+# alternative is a phrase people use for a secret; bare words that are usually harmless ("code",
+# "key") are left out so that a zip code or an issue key is never refused, and "tokens" (plural)
+# is left out because it is usually a count ("max tokens").
 _SECRET = re.compile(
-    r"\b(password|passwd|passphrase|passcode|secret|token|api ?key|apikey|access ?key"
-    r"|private ?key|credentials?|(credit|debit|bank) ?card|card ?(number|no)|cvv|cvc"
-    r"|security ?code|pin ?(code|number)|ssn|social security|iban"
-    r"|one ?time ?(code|password)|otp)\b"
+    r"\b(?:"
+    r"pass(?:word|wd|phrase|code)|secret|token|api ?key|apikey|access ?key|secret ?key"
+    r"|private ?key|ssh ?key|signing ?key|key ?file|pem|kube ?config"
+    r"|credentials?|(?:credit|debit|bank) ?card|card ?(?:number|no)|cvv|cvc|security ?code"
+    r"|pin|pin ?(?:code|number)|ssn|social security|iban"
+    r"|one ?time ?(?:code|password|pin)|otp|totp|2 ?fa|mfa|two ?factor|2 ?step|multi ?factor"
+    r"|authenticator|(?:verification|auth|authentication|login|sign ?in|recovery|backup|reset)"
+    r" ?code|recovery ?(?:key|phrase)|seed ?phrase|session ?(?:cookie|id)|cookie|bearer|jwt"
+    r")(?:(?<!token)s)?\b"
 )
 _KNOWN = frozenset().union(*FORM_KEYWORDS.values())
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -98,7 +107,8 @@ def _field(field: FormField, path: YPath, locs: Locs) -> list[Diagnostic]:
             error(
                 locs.value((*path, "default")),
                 "form-keyword",
-                f"default {schema['default']!r} is not a valid {kind} answer for this field",
+                f"default {schema['default']!r} is not a valid {kind} answer for this field; "
+                f"{_default_fix(schema['default'], schema)}",
             )
         )
     if kind == "string" and "enum" not in schema and "oneOf" not in schema:
@@ -109,8 +119,8 @@ def _field(field: FormField, path: YPath, locs: Locs) -> list[Diagnostic]:
                     field.pos,
                     "form-secret",
                     f"form field '{field.name}' asks for a secret ({secret}): MCP forbids "
-                    "passwords, tokens, API keys and payment data in forms; let the handler "
-                    "read it from its environment instead",
+                    "passwords, codes, tokens, keys and payment data in forms, which clients "
+                    "may show and log; let the handler read it from its environment instead",
                 )
             )
     return found
@@ -169,6 +179,26 @@ def _template_options(options: Any, path: YPath, locs: Locs) -> list[Diagnostic]
             )
         ]
     return []
+
+
+def _default_fix(value: Any, schema: dict[str, Any]) -> str:
+    """How to write ``value`` as a default that fits ``schema``."""
+    kind = schema["type"]
+    options = schema.get("enum") or [c.get("const") for c in schema.get("oneOf", [])]
+    if kind == "string" and isinstance(options, list) and options:
+        return f"use one of the choices: {', '.join(map(str, options))}"
+    if kind in ("number", "integer") and isinstance(value, str):
+        try:
+            number = int(value) if kind == "integer" else float(value)
+        except ValueError:
+            return f"write {_a(kind)} without quotes, like default: 0"
+        return f"write the number without quotes: default: {number}"
+    if kind == "boolean":
+        word = "true" if str(value).lower() in ("yes", "y", "on", "1", "true") else "false"
+        return f"write true or false without quotes: default: {word}"
+    if kind == "string":
+        return f'quote it: default: "{value}"'
+    return "write a list of the choices, like default: [a]"
 
 
 def _fits(value: Any, schema: dict[str, Any]) -> bool:

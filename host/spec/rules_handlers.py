@@ -12,27 +12,14 @@ import re
 
 from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
-from host.spec.handlers import Handler, HandlerIndex, HandlerProblem, Param
+from host.spec.handlers import Handler, HandlerIndex, HandlerProblem, Param, signature_problem
 from host.spec.model import Act, Read
 from host.spec.rules import error
 from host.spec.rules_templates import unknown
 from host.spec.schema import HANDLER
-from host.spec.scope import Name, Scopes
+from host.spec.scope import Name, Scopes, maybe_fix, maybe_reason
 
 __all__ = ["check_handlers"]
-
-_MAYBE = {
-    "input": "an optional input",
-    "field": "a field that may be left empty or is asked only under a when:",
-    "question": "a question asked only under a when:",
-    "read": "a read",
-}
-
-
-_FIX = {
-    "input": ", make the input required, or ask for it under `when: {name} is undefined`",
-    "field": " or make the field required (no `optional: true`, no `when:`)",
-}
 
 
 def check_handlers(doc: ToolDoc, scopes: Scopes, index: HandlerIndex) -> list[Diagnostic]:
@@ -55,44 +42,45 @@ def check_handlers(doc: ToolDoc, scopes: Scopes, index: HandlerIndex) -> list[Di
             if problem.pos is not None:
                 # NOTE: a syntax error is reported once, in the handler file, where it is.
                 found.append(error(problem.pos, problem.rule, message))
-                message = f"{ref} cannot be checked: {problem.pos} is not valid Python"
+                message = (
+                    f"{ref} cannot be checked: {problem.pos} is not valid Python; fix that "
+                    "file first"
+                )
             found.append(error(pos, problem.rule, message))
+            continue
+        shape = signature_problem(ref, handler.params, is_async=handler.is_async)
+        if shape is not None:
+            found.append(error(pos, "handler-signature", f"{shape} ({handler.where})"))
             continue
         if handler.params is None:
             continue
         for param in handler.params:
-            problem_text = _param(param, handler, scopes.at(i), scopes)
+            problem_text = _param(param, handler, scopes.at(i), scopes, i)
             if problem_text is not None:
                 found.append(error(pos, *problem_text))
     return found
 
 
 def _param(
-    param: Param, handler: Handler, scope: dict[str, Name], scopes: Scopes
+    param: Param, handler: Handler, scope: dict[str, Name], scopes: Scopes, index: int
 ) -> tuple[str, str] | None:
-    if param.kind in ("var_positional", "var_keyword") or param.name == "ctx":
+    if param.name == "ctx":
         return None
     where = f"{handler.ref} ({handler.where})"
-    if param.kind == "positional_only":
-        return (
-            "handler-param",
-            f"{where} has the positional-only parameter '{param.name}'; the host passes arguments "
-            "by name: remove the '/'",
-        )
     if param.has_default:
         return None
     known = scope.get(param.name)
     if known is None:
         return (
             "handler-param",
-            f"{where} takes '{param.name}' at this step, but {unknown(param.name, scope, scopes)}"
-            " Give the parameter a default or rename it.",
+            f"{where} takes '{param.name}' at this step, but "
+            f"{unknown(param.name, scope, scopes, index)} Or give the parameter a default.",
         )
     if not known.definite:
-        fix = _FIX.get(known.origin, "").format(name=param.name)
         return (
             "handler-optional",
             f"{where} needs '{param.name}', but here it may be undefined "
-            f"({_MAYBE[known.origin]}): give the parameter a default ({param.name}=None){fix}",
+            f"({maybe_reason(known)}): give the parameter a default ({param.name}=None)"
+            f"{maybe_fix(known)}",
         )
     return None

@@ -117,4 +117,21 @@ def _message(key: str, path: tuple[Any, ...], err: Any) -> str:
             f"{where}: '{wrong}' is not a JSON Schema type; use one of: {', '.join(_TYPES)}."
             f"{did_you_mean(wrong, _TYPES)}"
         )
-    return f"{where} is not valid JSON Schema (2020-12): {err.message}"
+    fix = ""
+    if err.validator == "type" and value is None:
+        return f"{where} is empty; write what belongs to it, indented under it"
+    if err.validator == "type" and isinstance(err.validator_value, str):
+        fix = f"; write {_A.get(err.validator_value, err.validator_value)} there"
+    elif err.validator in ("minimum", "minItems", "minLength", "minProperties"):
+        fix = "; write a number that is allowed there"
+    return f"{where} is not valid JSON Schema (2020-12): {err.message}{fix or '; fix that keyword'}"
+
+
+_A = {
+    "number": "a number (without quotes)",
+    "integer": "a whole number (without quotes)",
+    "string": "text",
+    "array": "a list",
+    "object": "a mapping",
+    "boolean": "true or false",
+}

@@ -40,7 +40,8 @@ def check_order(doc: ToolDoc) -> list[Diagnostic]:
             error(
                 extra.pos,
                 "act-count",
-                f"a second act (the first is at line {first.pos.line}); a tool has exactly one act",
+                f"a second act (the first is at line {first.pos.line}); a tool has exactly one "
+                "act: remove one, or make it a read if it only reads",
             )
         )
     for step in tool.steps[first_index + 1 :]:
@@ -139,5 +140,7 @@ def _clash(pos: Pos, what: str, other: str, where: Pos) -> Diagnostic:
 
 def _reserved(pos: Pos, what: str) -> Diagnostic:
     return error(
-        pos, "name-clash", f"'ctx' cannot be a {what}: handlers receive the call context as ctx"
+        pos,
+        "name-clash",
+        f"'ctx' cannot be a {what}: handlers receive the call context as ctx; rename it",
     )

@@ -14,21 +14,24 @@ from jsonschema.exceptions import ValidationError
 
 from host.spec.diagnostics import Diagnostic
 from host.spec.load import Document, YPath
-from host.spec.rules import did_you_mean, error, one_of
-from host.spec.schema import FORM_COMMON, FORM_KEYWORDS, FORM_TYPES, flat_schema
+from host.spec.model import STEP_KINDS
+from host.spec.rules import did_you_mean, error
+from host.spec.schema import FORM_COMMON, FORM_KEYWORDS, flat_schema
+from host.spec.shape_messages import (
+    bad_choice,
+    bad_name,
+    bad_pattern,
+    bad_scope,
+    duration_problem,
+    in_form,
+    is_duration,
+    missing_text,
+    type_hint,
+    unknown_key,
+    wrong_type_text,
+)
 
-__all__ = ["check_shape", "describe"]
-
-_STEP_KINDS = ("read", "ask", "confirm", "act")
-_TYPE_WORDS = {
-    "object": "a mapping",
-    "array": "a list",
-    "string": "text",
-    "integer": "an integer",
-    "number": "a number",
-    "boolean": "true or false",
-    "null": "empty",
-}
+__all__ = ["bad_name", "check_shape", "describe"]
 
 
 @cache
@@ -56,7 +59,7 @@ def check_shape(doc: Document) -> tuple[list[Diagnostic], bool]:
 
 _COSMETIC = frozenset(
     {"additionalProperties", "enum", "const", "pattern", "minLength", "maxLength", "minimum"}
-    | {"minItems", "minProperties"}
+    | {"minItems", "minProperties", "uniqueItems"}
 )
 
 
@@ -66,22 +69,11 @@ def _cosmetic(err: ValidationError) -> bool:
     if err.validator == "additionalProperties" and len(path) == 2 and path[0] == "steps":
         # NOTE: a step with two kind keys (`act:` inside a confirm) would lose one of its halves.
         instance: Any = err.instance
-        if any(k in _STEP_KINDS for k in instance):
+        if any(k in STEP_KINDS for k in instance):
             return False
     if path == ("kind",):
         return False
-    return err.validator in _COSMETIC
-
-
-def _kind_of(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true or false"
-    for name, python in (("object", dict), ("array", list), ("string", str)):
-        if isinstance(value, python):
-            return _TYPE_WORDS[name]
-    if isinstance(value, int | float):
-        return "a number"
-    return "empty" if value is None else type(value).__name__
+    return err.validator in _COSMETIC or is_duration(path)
 
 
 def describe(path: YPath, data: Any) -> str:
@@ -93,7 +85,7 @@ def describe(path: YPath, data: Any) -> str:
     if head == "steps" and len(path) >= 2 and isinstance(path[1], int):
         step = _at(data, path[:2])
         if len(path) == 2:
-            label = next((k for k in _STEP_KINDS if isinstance(step, dict) and k in step), None)
+            label = next((k for k in STEP_KINDS if isinstance(step, dict) and k in step), None)
             if label is None:
                 return f"step {path[1] + 1}"
             named = step.get(label) if label != "act" else None
@@ -121,10 +113,6 @@ def _at(data: Any, path: YPath) -> Any:
     return data
 
 
-def _in_form(path: YPath) -> bool:
-    return len(path) >= 4 and path[0] == "steps" and path[2] == "form"
-
-
 def _map(err: ValidationError, doc: Document) -> list[Diagnostic]:
     path: YPath = tuple(err.absolute_path)
     locs = doc.locs
@@ -135,30 +123,22 @@ def _map(err: ValidationError, doc: Document) -> list[Diagnostic]:
     subschema: Any = err.schema
     expected: Any = err.validator_value
     if "propertyNames" in err.schema_path:
-        pos = locs.key((*path, str(instance)))
-        return [
-            error(
-                pos,
-                "bad-name",
-                f"'{instance}' is not a plain name: use letters, digits "
-                "and _ (not starting with a digit), so templates and handlers can use it",
-            )
-        ]
+        return [bad_name(locs.key((*path, str(instance))), str(instance))]
     if keyword == "additionalProperties":
         allowed = list(subschema.get("properties", {}))
-        field_type = instance.get("type") if _in_form(path) and len(path) == 4 else None
+        field_type = instance.get("type") if in_form(path) and len(path) == 4 else None
         if isinstance(field_type, str) and field_type in FORM_KEYWORDS:
             allowed = sorted(FORM_COMMON | FORM_KEYWORDS[field_type])
             where = f"{where} ({field_type})"
         extras = [k for k in instance if k not in allowed]
-        return [_unknown(locs.key((*path, k)), k, allowed, path, where) for k in extras]
+        return [unknown_key(locs.key((*path, k)), k, allowed, path, where) for k in extras]
     if keyword == "required":
         missing = [k for k in expected if k not in instance]
         pos = locs.key(path) if path else locs.value(path)
-        return [error(pos, "missing-key", _missing(where, k, path)) for k in missing]
+        return [error(pos, "missing-key", missing_text(where, k, path)) for k in missing]
     if keyword == "anyOf" and path[:1] == ("steps",):
         keys = list(instance) if isinstance(instance, dict) else []
-        hint = next((h for k in keys if (h := did_you_mean(k, _STEP_KINDS))), "")
+        hint = next((h for k in keys if (h := did_you_mean(k, STEP_KINDS))), "")
         return [
             error(
                 locs.value(path),
@@ -167,92 +147,27 @@ def _map(err: ValidationError, doc: Document) -> list[Diagnostic]:
             )
         ]
     pos = locs.value(path)
+    if is_duration(path) and keyword in ("type", "pattern"):
+        return [error(pos, "duration", f"{where}: {duration_problem(instance)}")]
+    if path[-2:-1] == ("scopes",) and keyword == "pattern":
+        return [bad_scope(pos, str(instance))]
+    if keyword == "uniqueItems":
+        return [error(pos, "bad-value", f"{where} lists the same value twice: remove one")]
     if keyword == "type":
-        return [error(pos, "wrong-type", _wrong_type(where, expected, instance))]
+        message = wrong_type_text(where, expected, instance) + type_hint(path, instance, doc)
+        return [error(pos, "wrong-type", message)]
     if keyword in ("enum", "const"):
-        return [_bad_choice(err, path, where, doc)]
+        return [bad_choice(err, path, where, doc)]
     if keyword in ("pattern", "minLength", "maxLength"):
-        return [_bad_pattern(pos, path, instance)]
+        return [bad_pattern(pos, path, instance)]
     if keyword == "minProperties" and path[-1:] == ("form",):
-        return [error(pos, "bad-value", "a form needs at least one field")]
-    rule = "form-keyword" if _in_form(path) else "bad-value"
+        return [
+            error(
+                pos,
+                "bad-value",
+                "a form needs at least one field: add one under form:, or use a confirm step "
+                "for a yes/no question",
+            )
+        ]
+    rule = "form-keyword" if in_form(path) else "bad-value"
     return [error(pos, rule, f"{where}: {err.message}")]
-
-
-def _unknown(pos: Any, key: str, allowed: list[str], path: YPath, where: str) -> Diagnostic:
-    hint = did_you_mean(key, allowed)
-    if _in_form(path):
-        return error(
-            pos,
-            "form-keyword",
-            f"'{key}' is not a keyword MCP forms allow; {where} may use: {one_of(allowed)}.{hint}",
-        )
-    return error(
-        pos,
-        "unknown-key",
-        f"unknown key '{key}' in {where}; expected one of: {one_of(allowed)}.{hint}",
-    )
-
-
-def _missing(where: str, key: str, path: YPath) -> str:
-    if not path and key == "kind":
-        return "a spec document needs 'kind: tool' or 'kind: server'"
-    if key == "type" and _in_form(path):
-        return f"{where} needs 'type' (one of: {', '.join(FORM_TYPES)})"
-    return f"{where} needs '{key}'"
-
-
-def _wrong_type(where: str, expected: Any, instance: Any) -> str:
-    wanted = [expected] if isinstance(expected, str) else list(expected)
-    words = " or ".join(_TYPE_WORDS.get(t, t) for t in wanted)
-    message = f"{where} should be {words}, not {_kind_of(instance)}"
-    if "string" in wanted and isinstance(instance, int | float) and not isinstance(instance, bool):
-        message += f' (quote it: "{instance}")'
-    return message
-
-
-def _bad_choice(err: ValidationError, path: YPath, where: str, doc: Document) -> Diagnostic:
-    pos = doc.locs.value(path)
-    expected: Any = err.validator_value
-    allowed = expected if err.validator == "enum" else [expected]
-    value = err.instance
-    hint = did_you_mean(value, [str(a) for a in allowed]) if isinstance(value, str) else ""
-    if path == ("kind",):
-        return error(
-            pos, "unknown-kind", f"unknown kind '{value}'; expected one of: server, tool.{hint}"
-        )
-    if _in_form(path) and path[-2:] == ("items", "type"):
-        return error(pos, "form-keyword", "the items of a multi-select must be type: string")
-    if _in_form(path) and path[-1] == "type":
-        return error(
-            pos,
-            "form-type",
-            f"'{value}' is not a type MCP forms can render; use one of: "
-            f"{', '.join(FORM_TYPES)}.{hint}",
-        )
-    choices = ", ".join(str(a) for a in allowed)
-    rule = "form-keyword" if _in_form(path) else "bad-value"
-    return error(pos, rule, f"{where} cannot be '{value}'; expected one of: {choices}.{hint}")
-
-
-def _bad_pattern(pos: Any, path: YPath, value: Any) -> Diagnostic:
-    last = path[-1] if path else ""
-    if path == ("name",):
-        return error(
-            pos,
-            "tool-name",
-            f"tool name '{value}' must be 1-128 characters of "
-            "A-Z a-z 0-9 _ . - (MCP's rule for tool names)",
-        )
-    if last in ("call", "act"):
-        return error(
-            pos,
-            "handler-name",
-            f"'{value}' is not a handler name; write module:function, like helpdesk:close_ticket",
-        )
-    return error(
-        pos,
-        "bad-name",
-        f"'{value}' is not a plain name: use letters, digits and _ "
-        "(not starting with a digit), so templates and handlers can use it",
-    )

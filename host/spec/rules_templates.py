@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -19,7 +20,8 @@ from host.spec.diagnostics import Diagnostic
 from host.spec.load import YPath
 from host.spec.model import Ask, Confirm, Read
 from host.spec.rules import did_you_mean, error, one_of
-from host.spec.scope import Name, Scopes
+from host.spec.scope import Name, Scopes, maybe_fix, maybe_reason
+from host.spec.template_facts import guarded_names, jinja_hint, unknown_callables
 from host.spec.templates import ENV, is_template, names, result_names
 
 __all__ = ["check_templates", "template_sites", "used_names"]
@@ -40,6 +42,9 @@ def template_sites(doc: ToolDoc) -> Iterator[tuple[int, YPath, str, bool, bool]]
         if not isinstance(step, Ask | Confirm):
             continue
         yield index, (*base, "message"), step.message, False, False
+        remember = raw.get("remember")
+        if isinstance(remember, dict) and isinstance(remember.get("key"), str):
+            yield index, (*base, "remember", "key"), remember["key"], False, False
         if step.when is not None:
             yield index, (*base, "when"), step.when, True, False
         for key in ("declined", "cancelled", "unticked"):
@@ -86,7 +91,7 @@ def used_names(source: str, *, expression: bool = False, result: bool = False) -
 
 
 def check_templates(doc: ToolDoc, scopes: Scopes) -> list[Diagnostic]:
-    """``template-syntax`` and ``template-name`` for every template of the tool."""
+    """``template-syntax``, ``template-name`` and ``template-optional`` for every template."""
     found: list[Diagnostic] = []
     locs = doc.locs
     for index, path, source, expression, own in template_sites(doc):
@@ -95,38 +100,103 @@ def check_templates(doc: ToolDoc, scopes: Scopes) -> list[Diagnostic]:
                 error(
                     locs.value(path),
                     "template-syntax",
-                    "when: is a bare Jinja expression: write `agent is undefined`, not "
-                    "`{{ agent is undefined }}`",
+                    "when: is a bare Jinja expression, without {{ }}: write "
+                    f"when: {_bare(source)}",
                 )
             )
             continue
         try:
             used = used_names(source, expression=expression, result=own)
+            unknown_calls = unknown_callables(source, expression=expression)
+            guarded = guarded_names(source, expression=expression)
         except TemplateSyntaxError as exc:
+            hint = jinja_hint(exc, expression=expression)
             found.append(
                 error(
-                    locs.line(path, exc.lineno), "template-syntax", f"invalid Jinja: {exc.message}"
+                    locs.line(path, exc.lineno),
+                    "template-syntax",
+                    f"invalid Jinja: {exc.message}{hint}",
                 )
             )
             continue
+        found.extend(error(locs.value(path), "template-syntax", m) for m in unknown_calls)
         scope = dict(scopes.at(index))
         step = doc.tool.steps[index]
         if own and isinstance(step, Ask | Confirm):
-            scope[step.name] = scopes.at(index + 1)[step.name]
+            # NOTE: a question's own results run only once it was asked: its name is defined.
+            scope[step.name] = replace(scopes.at(index + 1)[step.name], definite=True)
+        site = str(path[2]) if len(path) > 2 else ""
         for name in sorted(used - set(scope) - _GLOBALS):
-            found.append(
-                error(locs.word(path, name), "template-name", unknown(name, scope, scopes))
-            )
+            message = unknown(name, scope, scopes, index, site)
+            found.append(error(locs.word(path, name), "template-name", message))
+        for name in sorted((used & set(scope)) - guarded - _GLOBALS):
+            if not scope[name].definite:
+                where = locs.word(path, name)
+                found.append(error(where, "template-optional", _maybe(scope[name], expression)))
     return found
 
 
-def unknown(name: str, scope: dict[str, Name], scopes: Scopes) -> str:
-    """The message for a name not in scope: defined only later, or not at all (with a hint)."""
+def _bare(source: str) -> str:
+    """A ``when:`` written as a template, as the bare expression it should be."""
+    inner = source.strip()
+    inner = inner.removeprefix("{{").removesuffix("}}").strip()
+    return inner.removeprefix("-").removesuffix("-").strip() or "agent is undefined"
+
+
+def _maybe(name: Name, expression: bool) -> str:
+    """``template-optional``: a name the template trusts although it may be undefined."""
+    text = name.name
+    test = (
+        f"write `{text} is defined and ...`"
+        if expression
+        else f"test it ({{% if {text} is defined %}}...{{% endif %}}) or write "
+        f"{{{{ {text} | default('') }}}}"
+    )
+    return (
+        f"'{text}' may be undefined here ({maybe_reason(name)}), and then every call that "
+        f"reaches this fails with \"'{text}' is undefined\"; {test}{maybe_fix(name)}"
+    )
+
+
+def unknown(
+    name: str, scope: dict[str, Name], scopes: Scopes, index: int | None = None, site: str = ""
+) -> str:
+    """The message for a name not in scope: defined only later, or not at all (with a hint).
+
+    Args:
+        index: The step the name is used at (to tell its own outputs from later steps').
+        site: The key the name is used under (``when``: its own answers cannot decide it).
+    """
     later = scopes.later(name)
+    if later is not None and later.step is not None and later.step == index:
+        return _own(name, later, site)
     if later is not None and later.step is not None:
         return (
             f"'{name}' is not defined yet here: it comes from the step at line {later.pos.line}, "
-            "which runs later."
+            "which runs later; move this use below that step, or use a name defined before it."
         )
     listed = one_of(scope) if scope else "none"
-    return f"'{name}' is not defined here; names in scope: {listed}.{did_you_mean(name, scope)}"
+    hint = did_you_mean(name, scope) or " Use one of them, or define it in an earlier step."
+    return f"'{name}' is not defined here; names in scope: {listed}.{hint}"
+
+
+def _own(name: str, defined: Name, site: str) -> str:
+    """A name that the step using it defines itself: it exists only after that step."""
+    if defined.origin == "read":
+        return (
+            f"'{name}' is what this read step returns: it is not defined while its own handler "
+            "or missing: text runs; use an input or an earlier step's name."
+        )
+    if site == "when":
+        return (
+            f"'{name}' is answered by this question, so it is not known when when: decides "
+            f"whether to ask; to ask only when the model left it out, declare '{name}' as an "
+            f"optional input and write when: {name} is undefined."
+        )
+    what = (
+        "this question's own name" if defined.origin == "question" else "a field of this question"
+    )
+    return (
+        f"'{name}' is {what}: it is defined only after the user answers, so this text cannot "
+        f"use it; use an input or an earlier step's name."
+    )

@@ -12,6 +12,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from host.spec.durations import DURATION_PATTERN
+
 __all__ = [
     "FORM_COMMON",
     "FORM_KEYWORDS",
@@ -19,6 +21,7 @@ __all__ = [
     "HANDLER",
     "IDENTIFIER",
     "SCHEMA_PATH",
+    "SCOPE",
     "TOOL_NAME",
     "build_schema",
     "flat_schema",
@@ -30,6 +33,8 @@ SCHEMA_PATH = Path(__file__).with_name("schema.json")
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
 TOOL_NAME = r"^[A-Za-z0-9_.-]{1,128}$"
 HANDLER = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$"
+# A scope token (RFC 6749: printable ASCII but space, '"' and '\'), in parts joined by ':'.
+SCOPE = r"^[!#-9;-\[\]-~]+(:[!#-9;-\[\]-~]+)*$"
 FORM_TYPES = ("string", "number", "integer", "boolean", "array")
 
 # Which keywords MCP's elicitation schema allows, by field type (plus our host-only `optional`).
@@ -55,6 +60,25 @@ def _name(description: str) -> dict[str, Any]:
 
 def _handler(description: str) -> dict[str, Any]:
     return {"type": "string", "pattern": HANDLER, "description": description}
+
+
+def _duration(description: str) -> dict[str, Any]:
+    return {
+        "type": "string",
+        "pattern": DURATION_PATTERN,
+        "description": f"{description} A number and a unit: 500ms, 30s, 10m, 8h, 7d.",
+    }
+
+
+def _scopes(description: str) -> dict[str, Any]:
+    return {
+        "type": "array",
+        "uniqueItems": True,
+        "items": {"type": "string", "pattern": SCOPE},
+        "description": (
+            f"{description} Hierarchical on ':': a token with `tickets` holds `tickets:read`."
+        ),
+    }
 
 
 _RESULT = {
@@ -126,6 +150,7 @@ def _steps() -> dict[str, Any]:
             "read": _name("Binds what the handler returns to this name."),
             "call": _handler("The read-only handler, `module:function`."),
             "missing": _text("A tool error text when the handler returns None (a template)."),
+            "timeout": _duration("How long the read may run (default: the server's timeouts)."),
         },
     }
     ask = {
@@ -157,6 +182,19 @@ def _steps() -> dict[str, Any]:
             "declined": _RESULT,
             "cancelled": _RESULT,
             "unticked": _RESULT,
+            "remember": {
+                "type": "object",
+                "required": ["for"],
+                "additionalProperties": False,
+                "description": "Keep a yes for this caller, tool and key, and do not ask again.",
+                "properties": {
+                    "for": _duration("How long a yes is kept (at most 30d)."),
+                    "key": _text(
+                        "What the yes is about, a template like `{{ service }}/{{ env }}` "
+                        "(default: the call's arguments)."
+                    ),
+                },
+            },
         },
     }
     act = {
@@ -172,6 +210,10 @@ def _steps() -> dict[str, Any]:
                     "blocks: text, image, audio, resource, resource_link)."
                 ),
             },
+            "timeout": _duration(
+                "How long the act may run before the caller is told it is still running "
+                "(default: the server's timeouts)."
+            ),
         },
     }
     chain: dict[str, Any] = {}
@@ -260,6 +302,20 @@ def _tool() -> dict[str, Any]:
             "output": {"type": "object", "description": "JSON Schema (2020-12) of the result."},
             "steps": {"type": "array", "items": {"$ref": "#/definitions/step"}},
             "examples": {"type": "array", "items": {"$ref": "#/definitions/example"}},
+            "scopes": _scopes("Scopes a caller needs for this tool, on top of the server's."),
+            "audit": {
+                "type": "object",
+                "additionalProperties": False,
+                "description": "How calls of this tool are kept in the audit trail.",
+                "properties": {
+                    "redact": {
+                        "type": "array",
+                        "uniqueItems": True,
+                        "items": {"type": "string"},
+                        "description": 'Input and form fields stored as "[redacted]".',
+                    }
+                },
+            },
         },
     }
 
@@ -278,7 +334,30 @@ def _server() -> dict[str, Any]:
                 "type": "object",
                 "additionalProperties": False,
                 "properties": {
-                    "enabled": {"type": "boolean", "description": "Let tools ask the user."}
+                    "enabled": {
+                        "type": "boolean",
+                        "description": (
+                            "Let tools ask the user. `false` written out is a kill switch: "
+                            "calls that need to ask get ELICITATION_DISABLED."
+                        ),
+                    },
+                    "fallback": {
+                        "type": "boolean",
+                        "description": (
+                            "`false`: no fallback tool for legacy clients without forms "
+                            "(default true)."
+                        ),
+                    },
+                },
+            },
+            "scopes": _scopes("Scopes a caller needs for every tool call."),
+            "timeouts": {
+                "type": "object",
+                "additionalProperties": False,
+                "description": "Defaults for steps that set no `timeout:`.",
+                "properties": {
+                    "read": _duration("How long a read may run."),
+                    "act": _duration("How long an act may run before the caller is told."),
                 },
             },
         },

@@ -23,7 +23,7 @@ from typing import Literal
 from host.spec.load import Locs
 from host.spec.model import Ask, Confirm, Pos, Read, Tool
 
-__all__ = ["Name", "Scopes", "fills", "scopes"]
+__all__ = ["Name", "Scopes", "fills", "maybe_fix", "maybe_reason", "scopes"]
 
 Origin = Literal["input", "read", "field", "question"]
 _GUARD = re.compile(r"^\s*([A-Za-z_]\w*)\s+is\s+(?:undefined|not\s+defined)\s*$")
@@ -53,6 +53,28 @@ class Scopes:
     def later(self, name: str) -> Name | None:
         """Where ``name`` gets defined at all (for 'only defined after step ...' messages)."""
         return self.before[-1].get(name)
+
+
+_MAYBE = {
+    "input": "an optional input",
+    "field": "a field that may be left empty or is asked only under a when:",
+    "question": "a question asked only under a when:",
+    "read": "a read",
+}
+_FIX = {
+    "input": ", make the input required, or ask for it under `when: {name} is undefined`",
+    "field": " or make the field required (no `optional: true`, no `when:`)",
+}
+
+
+def maybe_reason(name: Name) -> str:
+    """Why ``name`` may be undefined, in a few words (``an optional input``)."""
+    return _MAYBE[name.origin]
+
+
+def maybe_fix(name: Name) -> str:
+    """The other ways to make ``name`` sure to be defined, as a clause starting with a comma."""
+    return _FIX.get(name.origin, "").format(name=name.name)
 
 
 def fills(when: str | None) -> str | None:

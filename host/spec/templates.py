@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from jinja2 import StrictUndefined, Template, meta
+from jinja2 import StrictUndefined, Template, meta, nodes
 from jinja2.environment import TemplateExpression
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -24,6 +24,7 @@ __all__ = [
     "compile_text",
     "is_template",
     "names",
+    "parsed",
     "result_names",
 ]
 
@@ -63,8 +64,18 @@ def names(source: str, *, expression: bool = False) -> set[str]:
 # copied specs repeat the same texts: parsing each distinct text once halves start-up.
 @lru_cache(maxsize=4096)
 def _names(source: str, expression: bool) -> frozenset[str]:
+    return frozenset(meta.find_undeclared_variables(parsed(source, expression=expression)))
+
+
+@lru_cache(maxsize=4096)
+def parsed(source: str, *, expression: bool = False) -> nodes.Template:
+    """The syntax tree of a template (or a bare expression), parsed once; callers only read it.
+
+    Raises:
+        jinja2.TemplateSyntaxError: with ``lineno`` relative to ``source``.
+    """
     text = "{{ " + source + " }}" if expression else source
-    return frozenset(meta.find_undeclared_variables(ENV.parse(text)))
+    return ENV.parse(text)
 
 
 def result_names(value: Any) -> set[str]:

@@ -7,6 +7,10 @@ Open one with :func:`open_store` from a URL:
   SQLAlchemy. One file serves every worker process of one machine.
 * ``redis://[user:password@]host:port/db``, or ``rediss://...`` for TLS, when several machines
   serve the same specs. Needs ``pip install 'host[redis]'``.
+
+The contract (what "at most once" means on each backend, and what it cannot promise) is in
+:mod:`host.store.base`; the start-up rule for stores that can lose records in
+:mod:`host.store.durability`; :func:`private_dir` makes the folders the host keeps data in.
 """
 
 from __future__ import annotations
@@ -14,21 +18,35 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from host.errors import StoreError
-from host.store.base import Store
+from host.store.base import DEFAULT_LEASE_S, ActClaim, ActState, Risk, Store
+from host.store.durability import VOLATILE_OK, require_durable
+from host.store.files import private_dir
 from host.store.redis import redact  # redis-py itself is imported only when used
 
-__all__ = ["SCHEMES", "Store", "open_store"]
+__all__ = [
+    "SCHEMES",
+    "VOLATILE_OK",
+    "ActClaim",
+    "ActState",
+    "Risk",
+    "Store",
+    "open_store",
+    "private_dir",
+    "require_durable",
+]
 
 SCHEMES = ("sqlite", "redis", "rediss")
 """The URL schemes :func:`open_store` accepts."""
 
 
-def open_store(url: str) -> Store:
+def open_store(url: str, *, lease_s: float = DEFAULT_LEASE_S) -> Store:
     """Open the store a URL names.
 
     Args:
         url: ``sqlite:///path.db``, ``sqlite:////abs/path.db``, ``redis://host:port/db`` or
             ``rediss://host:port/db``.
+        lease_s: How long an act claim lasts without its owner renewing it: a dead owner's
+            claims read ``lost`` after at most this long.
 
     Returns:
         A store ready for use; close it with :meth:`Store.close`.
@@ -40,11 +58,11 @@ def open_store(url: str) -> Store:
     if scheme == "sqlite":
         from host.store.sqlite import SqliteStore
 
-        return SqliteStore(_sqlite_path(url))
+        return SqliteStore(_sqlite_path(url), lease_s=lease_s)
     if scheme in ("redis", "rediss"):
         from host.store.redis import RedisStore
 
-        return RedisStore(url)
+        return RedisStore(url, lease_s=lease_s)
     accepted = ", ".join(f"{name}://" for name in SCHEMES)
     shown = f"scheme {scheme + '://'!r}" if scheme else "no scheme"
     raise StoreError(f"store URL {redact(url)!r} has {shown}; use one of {accepted}")

@@ -1,50 +1,177 @@
-"""The shared store's contract, and the small helpers both backends use.
+"""The shared store's contract, and the small helpers every backend uses.
 
-The protocol layer keeps three kinds of record here, and each needs every worker process (and, with
+The protocol layer keeps four kinds of record here, and each needs every worker process (and, with
 Redis, every host instance) to see the same thing:
 
-* at-most-once acts: :meth:`Store.once` runs an act for a key once and replays its recorded result;
+* act claims: :meth:`Store.claim_act` lets exactly one caller run an act for a key, and records
+  what became of it (its result, or that its result is unknown);
 * single-use claims: :meth:`Store.add` inserts only if absent, so a token is spent once;
+* records: :meth:`Store.get`, :meth:`Store.put` and :meth:`Store.delete`;
 * relayed answers: :meth:`Store.push` and :meth:`Store.pop` hand a value from one worker to another.
 
-Every record has a time to live. Expired records are invisible at once and deleted lazily. Keys of
-records (``once``, ``add``, ``get``, ``put``, ``delete``) and keys of queues (``push``, ``pop``) are
-separate namespaces. A key used with :meth:`Store.once` should not also be written with ``add`` or
-``put``: while its act runs, the backends may disagree about whether the key is taken.
+Every record has a time to live. Expired records are invisible at once and deleted lazily. Act
+keys, record keys and queue keys are three separate namespaces. (:meth:`Store.once`, the older
+form of an act claim, shares the record namespace; it goes once the core uses ``claim_act``.)
+
+**What "at most once" means.** An act claimed with :meth:`Store.claim_act` is never handed to a
+second caller while its record lives (``ttl_s``, counted from the last moment its owner was known
+alive, or from when its result was recorded): not after its owner dies, not after its result
+failed to be written, not after the store restarted with its data. Every later caller learns one
+of three things, never "free": ``running`` (a live owner renews a lease on it), ``done`` (the
+recorded result), or ``lost`` (the owner died, or could not record the result: the act may have
+happened and its outcome is unknown). Each claim carries an incident id, fixed when it was made,
+so every report about it names the same one.
+
+The owner's process renews its leases from one background thread per store object (every third
+of ``lease_s``); a process that is killed stops renewing, and its claims read as ``lost`` within
+``lease_s``. A process that is only slow (stopped, swapped out, starved of the store's write
+lock) for longer than ``lease_s`` reads ``lost`` the same way meanwhile; when it comes back, its
+renewals make the claim ``running`` again and its result makes it ``done``. Either way the claim
+stays its own: ``lost`` is a report to retries, never a release.
+
+What each backend can promise:
+
+* SQLite (one machine): a claim and a recorded result are committed with ``synchronous=FULL``
+  before the call returns, so they survive a crash of the process and of the machine (a power
+  loss), as far as the disk honours fsync. Other records use ``synchronous=NORMAL``: they survive
+  a crash of the process, but a power loss may forget the last moments of them. If the database
+  file is deleted or replaced while the host runs, every write is refused and :meth:`Store.health`
+  says so: a new file would not know the acts already claimed.
+* Redis (several machines): a claim is as durable as the server's persistence. With
+  ``appendonly yes`` and ``appendfsync always`` it survives a crash of the server; with the
+  default ``appendfsync everysec`` a crash of the server (not a restart) may forget the last
+  second of claims, and an act claimed in that second could be claimed again. With RDB snapshots
+  only, a crash forgets everything since the last snapshot; without persistence, a restart forgets
+  every claim; evictions (a ``maxmemory-policy`` other than ``noeviction``) forget claims at
+  random. :meth:`Store.durability` says which of these applies; see :mod:`host.store.durability`.
+
+Nothing here can promise that an act whose owner died did or did not happen: ``lost`` is the
+honest answer, and an act that must be exactly-once needs an idempotency key of its own downstream.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Iterator
-from typing import Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
 
-from host.errors import StoreError
+__all__ = [
+    "DEFAULT_LEASE_S",
+    "ActClaim",
+    "ActState",
+    "Risk",
+    "Store",
+    "backoff",
+    "check_ttl",
+]
 
-__all__ = ["Claim", "Store", "backoff", "check_ttl", "run_once"]
+DEFAULT_LEASE_S = 5.0
+"""How long an act claim's lease lasts without renewal: a dead owner's claim reads ``lost`` after
+at most this long. Its owner renews it every third of this."""
+
+LAPSED = "the process running it stopped renewing its claim (it died, hung, or lost the store)"
+"""The reason of a claim that reads ``lost`` because its lease lapsed."""
+
+
+@dataclass(frozen=True)
+class ActState:
+    """What became of an act that was claimed.
+
+    Attributes:
+        status: ``running`` (a live owner holds it), ``done`` (its result is recorded) or ``lost``
+            (it may have happened; its outcome is unknown).
+        value: The recorded result, when ``done``.
+        incident: Fixed when the act was claimed, so every report about it names the same id.
+        reason: Why it is ``lost``: its owner stopped renewing its lease, or the text of the
+            error that kept its result from being recorded.
+    """
+
+    status: Literal["running", "done", "lost"]
+    value: str | None
+    incident: str
+    reason: str | None = None
+
+
+@runtime_checkable
+class ActClaim(Protocol):
+    """The right to run one act, given to exactly one caller by :meth:`Store.claim_act`."""
+
+    key: str
+    incident: str
+
+    def record(self, value: str) -> None:
+        """Record the act's result, so every later caller gets it as ``done``.
+
+        Either way the claim stops being renewed. If the result cannot be written, the claim is
+        marked ``lost`` (with the error as its reason) if the store still takes that, and reads
+        ``lost`` once its lease lapses otherwise; it is never handed to anyone else.
+
+        Raises:
+            host.errors.StoreError: The result could not be written.
+            RuntimeError: The claim recorded a result already.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class Risk:
+    """One way a store can lose records, found by :meth:`Store.durability`.
+
+    Attributes:
+        message: One line for the operator: what is risked and how to fix it.
+        refuse: True when the host must not start on this store unless the operator acknowledged
+            the risk (see :data:`host.store.durability.VOLATILE_OK`); False for a warning.
+    """
+
+    message: str
+    refuse: bool
 
 
 @runtime_checkable
 class Store(Protocol):
-    """Key-value records and queues shared by every process that opens the same URL."""
+    """Act claims, records and queues shared by every process that opens the same URL."""
+
+    def claim_act(self, key: str, *, ttl_s: float, incident: str) -> ActClaim | ActState:
+        """Claim the act ``key`` for this caller, or say what became of it.
+
+        The claim is committed before this returns, with this process as its owner and a lease
+        that the process renews until the claim records its result.
+
+        Args:
+            key: What identifies the act (for example the nonce of a request state).
+            ttl_s: How long the record lives after the result is recorded or the owner was last
+                known alive.
+            incident: The id every report about this act will name; kept only if this call
+                claims it.
+
+        Returns:
+            An :class:`ActClaim` if this caller may run the act; otherwise the act's state.
+
+        Raises:
+            host.errors.StoreError: The store failed, or refuses claims (its file was replaced).
+        """
+        ...
+
+    def act_state(self, key: str) -> ActState | None:
+        """What became of the act ``key``, or None if it was never claimed (or has expired)."""
+        ...
+
+    def wait_act(self, key: str, timeout_s: float) -> ActState | None:
+        """Wait until the act ``key`` is no longer running, up to ``timeout_s``.
+
+        Returns:
+            Its state (still ``running`` if time ran out), or None if there is no such act.
+        """
+        ...
 
     def once(self, key: str, ttl_s: float, compute: Callable[[], str], wait_s: float = 30.0) -> str:
         """Run ``compute`` at most once for ``key`` across all processes, and return its value.
 
-        The first caller claims the key and runs ``compute``; concurrent callers wait for its value;
-        later callers get the recorded value until ``ttl_s`` seconds after it was recorded. A claim
-        whose owner died is only taken over when it expires, ``ttl_s`` after it was made: running an
-        act twice is worse than failing a retry.
-
-        Args:
-            key: What identifies the act (for example the nonce of a request state).
-            ttl_s: How long the claim and then the recorded value live, in seconds.
-            compute: The act; it returns the text to record.
-            wait_s: How long to wait for another caller's value before giving up.
-
-        Returns:
-            The value ``compute`` returned, here or in whichever process ran it.
+        The older form of :meth:`claim_act`, kept until the protocol core uses that. The first
+        caller claims the key and runs ``compute``; concurrent callers wait for its value; later
+        callers get the recorded value until ``ttl_s`` seconds after it was recorded. A claim
+        whose owner died is only taken over when it expires, ``ttl_s`` after it was made.
 
         Raises:
             host.errors.StoreError: Waiting took longer than ``wait_s``, or the store failed.
@@ -80,6 +207,9 @@ class Store(Protocol):
     def pop(self, key: str, timeout_s: float) -> str | None:
         """Take the oldest value from the queue ``key``, waiting up to ``timeout_s`` for one.
 
+        Each value is taken once, across all processes. A waiting caller costs no store traffic
+        of its own: one thread per process watches for pushes and wakes it.
+
         Returns:
             The value, or None if none arrived in time. ``timeout_s <= 0`` does not wait.
         """
@@ -89,8 +219,12 @@ class Store(Protocol):
         """None if the store is reachable and takes a real write now; else one line why not."""
         ...
 
+    def durability(self) -> list[Risk]:
+        """How this store can lose records (an empty list when it keeps them as promised)."""
+        ...
+
     def close(self) -> None:
-        """Release connections. The store must not be used afterwards."""
+        """Stop background threads and release connections; the store is unusable afterwards."""
         ...
 
 
@@ -110,50 +244,3 @@ def backoff(first_s: float = 0.005, limit_s: float = 0.02) -> Iterator[float]:
     while True:
         yield delay
         delay = min(delay * 1.5, limit_s)
-
-
-Claim = tuple[bool, str | None]
-"""What one attempt at a claim found: ``(True, None)`` taken; ``(False, value)`` recorded already;
-``(False, None)`` another process is running it."""
-
-
-def run_once(
-    key: str,
-    wait_s: float,
-    claim: Callable[[], Claim],
-    compute: Callable[[], str],
-    release: Callable[[], None],
-    record: Callable[[str], None],
-) -> str:
-    """The protocol of :meth:`Store.once`, over a backend's ``claim``, ``release`` and ``record``.
-
-    Try to claim ``key``; while another process holds it, wait (with :func:`backoff`) for its
-    value up to ``wait_s``; once claimed, compute, then record, or release the claim if computing
-    failed, so a retry may run it.
-
-    Raises:
-        StoreError: waited ``wait_s`` for another process to finish.
-    """
-    deadline = time.monotonic() + wait_s
-    delays = backoff()
-    while True:
-        taken, value = claim()
-        if value is not None:
-            return value
-        if taken:
-            break
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise StoreError(
-                f"gave up after {wait_s:g}s waiting for another worker to finish {key!r}"
-            )
-        time.sleep(min(next(delays), left))
-    try:
-        value = compute()
-        if not isinstance(value, str):
-            raise TypeError(f"once() compute must return str, got {type(value).__name__}")
-    except BaseException:
-        release()
-        raise
-    record(value)
-    return value

@@ -1,25 +1,33 @@
 """The shared store in Redis, for host instances on several machines.
 
-Records live under ``<prefix>v:<key>``; the claim of an act that is running lives beside its value
-under ``<prefix>c:<key>`` (``SET NX PX``, holding a random token), and queues under
-``<prefix>q:<key>`` (``RPUSH``/``BLPOP`` with the key's expiry). Waiters poll the value key with
-short sleeps: a handover is a few milliseconds late at worst, and no message can be missed. Token
-checks that must be atomic are two tiny Lua scripts. redis-py is imported only here, so it stays
-an optional dependency (``pip install 'host[redis]'``).
+Records live under ``<prefix>v:<key>``; the claim of a :meth:`RedisStore.once` act that is running
+lives beside its value under ``<prefix>c:<key>`` (``SET NX PX``, holding a random token). Act
+claims (:mod:`host.store.redis_acts`) live under ``<prefix>a:<key>`` and ``<prefix>l:<key>``, and
+queues under ``<prefix>q:<key>`` (``RPUSH``/``LPOP`` with the key's expiry; each push is announced
+on ``<prefix>pushed`` for :mod:`host.store.redis_watch`, so a waiting ``pop`` holds no connection
+of its own). Token checks that must be atomic are small Lua scripts. redis-py is imported only
+here, so it stays an optional dependency (``pip install 'host[redis]'``).
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import os
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from host.errors import StoreError
-from host.store.base import Claim, check_ttl, run_once
+from host.store.acts import HeldClaim, check_claim, new_token, wait_until_settled
+from host.store.base import DEFAULT_LEASE_S, ActClaim, ActState, Risk, check_ttl
+from host.store.durability import redis_risks, unchecked_redis
+from host.store.leases import LeaseKeeper
+from host.store.once import Attempt, run_once
+from host.store.redis_acts import Scripts, ms
+from host.store.redis_watch import RedisWatcher
+from host.store.waiting import pop_waiting
 
 __all__ = ["RedisStore", "redact"]
 
@@ -38,6 +46,11 @@ if redis.call('get', KEYS[2]) == ARGV[1] then redis.call('del', KEYS[2]) return 
 return 0
 """
 
+_CONNECTIONS = 50  # per process: callers beyond this many at once wait for a free connection
+
+# What durability() reads; CONFIG GET takes one pattern per call before Redis 7.
+_PERSISTENCE = ("appendonly", "appendfsync", "save", "maxmemory", "maxmemory-policy")
+
 
 def redact(url: str) -> str:
     """The URL with any password replaced by ``***``, fit for messages and logs."""
@@ -53,10 +66,6 @@ def redact(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
-def _ms(seconds: float) -> int:
-    return max(1, math.ceil(seconds * 1000))
-
-
 class RedisStore:
     """A :class:`host.store.base.Store` in Redis (6 or newer).
 
@@ -64,12 +73,23 @@ class RedisStore:
         url: ``redis://[user:password@]host:port/db`` or ``rediss://...`` for TLS; redis-py's
             query options (``socket_timeout=...``) pass through.
         prefix: Put before every key, so several deployments can share one Redis.
+        lease_s: How long an act claim lasts without renewal (see
+            :data:`host.store.base.DEFAULT_LEASE_S`).
+        recheck_s: How often the watcher looks for values whose push notification was lost.
 
     Raises:
         host.errors.StoreError: redis-py is not installed, or the server cannot be reached.
     """
 
-    def __init__(self, url: str, *, prefix: str = "host:") -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = "host:",
+        lease_s: float = DEFAULT_LEASE_S,
+        recheck_s: float = 2.0,
+    ) -> None:
+        check_ttl(lease_s, "lease_s")
         try:
             import redis
         except ImportError as exc:
@@ -78,21 +98,73 @@ class RedisStore:
             ) from exc
         self._url = redact(url)
         self._error: type[Exception] = redis.RedisError
+        self._refused: type[Exception] = redis.ResponseError
         self._prefix = prefix
+        self.lease_s = lease_s
         self._closed = False
-        # NOTE: redis-py's pool notices a fork and opens fresh connections in the child.
+        # NOTE: redis-py's pool notices a fork and opens fresh connections in the child. It is
+        # bounded (callers wait for a free connection) since waiting pops hold none of their own:
+        # a thousand waiters woken at once share a few dozen connections.
         with self._errors("connect to"):
-            self._client: Any = redis.Redis.from_url(
-                url, decode_responses=True, socket_connect_timeout=5.0
+            pool = redis.BlockingConnectionPool.from_url(
+                url,
+                decode_responses=True,
+                socket_connect_timeout=5.0,
+                max_connections=_CONNECTIONS,
+                timeout=20,
             )
+            self._client: Any = redis.Redis(connection_pool=pool)
             self._client.ping()
         self._release = self._client.register_script(_RELEASE)
         self._record = self._client.register_script(_RECORD)
+        self._acts = Scripts(self._client, prefix)
+        self._keeper = LeaseKeeper(self._renew, lease_s, self._url)
+        self._watcher = RedisWatcher(self._client, prefix, recheck_s, self._error, self._url)
 
     def __repr__(self) -> str:
         return f"RedisStore({self._url!r})"
 
-    # -- the Store interface -------------------------------------------------------------------
+    # -- act claims ------------------------------------------------------------------------------
+
+    def claim_act(self, key: str, *, ttl_s: float, incident: str) -> ActClaim | ActState:
+        """Claim an act or say what became of it; see :meth:`host.store.base.Store.claim_act`."""
+        check_claim(key, ttl_s, incident)
+        token = new_token()
+        with self._errors("claim an act in"):
+            found = self._acts.claim(key, token, incident, ttl_s, self.lease_s)
+        if found is not None:
+            return found
+        self._keeper.hold(token, key)
+
+        def write(value: str) -> None:
+            with self._errors("record an act's result in"):
+                kept = self._acts.record(key, token, incident, value, ttl_s)
+            if not kept:
+                raise StoreError(
+                    f"the claim on act {key!r} expired and was taken again before its "
+                    f"result was recorded; ttl_s={ttl_s:g} is shorter than the act ran"
+                )
+
+        def mark_lost(reason: str) -> None:
+            with self._errors("mark an act lost in"):
+                self._acts.mark_lost(key, token, reason, ttl_s)
+
+        return HeldClaim(key, incident, token, write, mark_lost, self._keeper)
+
+    def act_state(self, key: str) -> ActState | None:
+        """What became of an act; see :meth:`host.store.base.Store.act_state`."""
+        with self._errors("read"):
+            return self._acts.state(key)
+
+    def wait_act(self, key: str, timeout_s: float) -> ActState | None:
+        """Wait for an act to end; see :meth:`host.store.base.Store.wait_act`."""
+        return wait_until_settled(lambda: self.act_state(key), timeout_s)
+
+    def _renew(self, claims: list[tuple[str, str]]) -> None:
+        with self._errors("renew act claims in"):
+            self._acts.renew(claims, self.lease_s)
+
+    # -- records ---------------------------------------------------------------------------------
 
     def once(self, key: str, ttl_s: float, compute: Callable[[], str], wait_s: float = 30.0) -> str:
         """Run ``compute`` at most once for ``key``; see :meth:`host.store.base.Store.once`."""
@@ -100,12 +172,12 @@ class RedisStore:
         value_key, claim_key = self._prefix + "v:" + key, self._prefix + "c:" + key
         token = os.urandom(12).hex()
 
-        def claim() -> Claim:
+        def claim() -> Attempt:
             with self._errors("read"):
                 value = self._client.get(value_key)
                 if value is not None:
                     return False, str(value)
-                if not self._client.set(claim_key, token, nx=True, px=_ms(ttl_s)):
+                if not self._client.set(claim_key, token, nx=True, px=ms(ttl_s)):
                     return False, None
                 # The previous owner may have recorded and dropped its claim between our
                 # GET and SET: then the value is there and nothing must run.
@@ -125,7 +197,7 @@ class RedisStore:
 
         def record(value: str) -> None:
             with self._errors("write"):
-                kept = self._record(keys=[value_key, claim_key], args=[token, value, _ms(ttl_s)])
+                kept = self._record(keys=[value_key, claim_key], args=[token, value, ms(ttl_s)])
             if not kept:
                 log.warning(
                     "the claim on %r expired before its act finished; ttl_s=%g is too short",
@@ -139,7 +211,7 @@ class RedisStore:
         """Insert if absent; see :meth:`host.store.base.Store.add`."""
         check_ttl(ttl_s)
         with self._errors("write"):
-            return bool(self._client.set(self._prefix + "v:" + key, value, nx=True, px=_ms(ttl_s)))
+            return bool(self._client.set(self._prefix + "v:" + key, value, nx=True, px=ms(ttl_s)))
 
     def get(self, key: str) -> str | None:
         """The live value for ``key``; see :meth:`host.store.base.Store.get`."""
@@ -151,52 +223,77 @@ class RedisStore:
         """Insert or overwrite; see :meth:`host.store.base.Store.put`."""
         check_ttl(ttl_s)
         with self._errors("write"):
-            self._client.set(self._prefix + "v:" + key, value, px=_ms(ttl_s))
+            self._client.set(self._prefix + "v:" + key, value, px=ms(ttl_s))
 
     def delete(self, key: str) -> None:
         """Remove the record and any claim; see :meth:`host.store.base.Store.delete`."""
         with self._errors("write"):
             self._client.delete(self._prefix + "v:" + key, self._prefix + "c:" + key)
 
+    # -- queues ----------------------------------------------------------------------------------
+
     def push(self, key: str, value: str, ttl_s: float) -> None:
-        """Append to a queue; see :meth:`host.store.base.Store.push`."""
+        """Append to a queue and announce it; see :meth:`host.store.base.Store.push`."""
         check_ttl(ttl_s)
         queue_key = self._prefix + "q:" + key
         with self._errors("write"):
             pipe = self._client.pipeline(transaction=True)
             pipe.rpush(queue_key, value)
-            pipe.pexpire(queue_key, _ms(ttl_s))
+            pipe.pexpire(queue_key, ms(ttl_s))
+            pipe.publish(self._watcher.channel, key)
             pipe.execute()
 
     def pop(self, key: str, timeout_s: float) -> str | None:
-        """Take the oldest value, blocking in Redis; see :meth:`host.store.base.Store.pop`."""
-        queue_key = self._prefix + "q:" + key
+        """Take the oldest value, woken by the watcher; see :meth:`host.store.base.Store.pop`."""
+        return pop_waiting(self._watcher, key, timeout_s, self._take)
+
+    def _take(self, key: str) -> str | None:
         with self._errors("read"):
-            if timeout_s <= 0:  # BLPOP's 0 would mean "wait forever"
-                value = self._client.lpop(queue_key)
-                return None if value is None else str(value)
-            # Redis takes fractional seconds; at least 1 ms, so it never means "forever".
-            found = self._client.blpop([queue_key], timeout=max(timeout_s, 0.001))
-        return None if found is None else str(found[1])
+            value = self._client.lpop(self._prefix + "q:" + key)
+        return None if value is None else str(value)
+
+    # -- the store as a whole --------------------------------------------------------------------
 
     def health(self) -> str | None:
         """None if Redis answers and takes a write; see :meth:`host.store.base.Store.health`."""
         try:
             with self._errors("write to"):
-                self._client.set(self._prefix + "health", str(os.getpid()), px=60_000)
+                self._client.set(self._prefix + "health", f"{os.getpid()} {time.time()}", px=60_000)
         except StoreError as exc:
             return exc.message
         return None
 
+    def durability(self) -> list[Risk]:
+        """How this Redis can lose claims, from its configuration; see :mod:`host.store.durability`.
+
+        Raises:
+            host.errors.StoreError: Redis cannot be reached.
+        """
+        config: dict[str, str] = {}
+        with self._errors("read the configuration of"):
+            try:
+                for name in _PERSISTENCE:
+                    config.update(self._client.config_get(name))
+            except self._refused as exc:
+                return [unchecked_redis(self._url, f"CONFIG GET is refused: {exc}")]
+            try:
+                info = dict(self._client.info("persistence"))
+            except self._refused:
+                info = {}
+        return redis_risks(self._url, config, info)
+
     def close(self) -> None:
-        """Close the client's connections."""
+        """Stop the background threads and close the client's connections."""
         self._closed = True
+        self._keeper.stop()
+        self._watcher.stop()
         try:
             self._client.close()
+            self._client.connection_pool.disconnect()
         except self._error as exc:  # pragma: no cover - closing a dead connection
             log.debug("closing %s: %s", self._url, exc)
 
-    # -- helpers -------------------------------------------------------------------------------
+    # -- helpers ---------------------------------------------------------------------------------
 
     @contextmanager
     def _errors(self, doing: str) -> Iterator[None]:

@@ -1,27 +1,32 @@
 """The shared store in one SQLite file, for every worker process of one machine.
 
 WAL mode lets readers go on while one writer commits; every claim is made in a ``BEGIN IMMEDIATE``
-transaction, so two processes cannot both see a key free and both take it. Connections come from a
-small pool (one per concurrent caller, reused across threads), and a forked child opens its own,
-since an SQLite connection must not cross a ``fork``. Waiting (for another worker's act, or for a
-relayed value) polls with short sleeps: a read first, and the write lock only when there is
-something to take.
+transaction, so two processes cannot both see a key free and both take it. Act claims and their
+results are committed with ``synchronous = FULL`` (they survive a power loss); other records with
+``NORMAL`` (they survive a crash of the process). Connections, file modes and the check that the
+file is still the one opened live in :mod:`host.store.sqlite_pool`; act claims' SQL in
+:mod:`host.store.sqlite_acts`; waking waiting ``pop`` callers in :mod:`host.store.sqlite_watch`.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import queue
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from host.errors import StoreError
-from host.store.base import Claim, backoff, check_ttl, run_once
+from host.store import sqlite_acts
+from host.store.acts import HeldClaim, check_claim, new_token, wait_until_settled
+from host.store.base import DEFAULT_LEASE_S, ActClaim, ActState, Risk, check_ttl
+from host.store.leases import LeaseKeeper
+from host.store.once import Attempt, run_once
+from host.store.sqlite_pool import Connections
+from host.store.sqlite_watch import SqliteWatcher
+from host.store.waiting import pop_waiting
 
 __all__ = ["SqliteStore"]
 
@@ -30,8 +35,8 @@ log = logging.getLogger("host.store")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS store_records (
     key TEXT PRIMARY KEY,
-    value TEXT,            -- NULL while the act that claimed the key runs
-    owner TEXT,            -- the claim's token while it runs, then NULL
+    value TEXT,            -- NULL while the act that claimed the key with once() runs
+    owner TEXT,            -- that claim's token while it runs, then NULL
     expires REAL NOT NULL  -- Unix time
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS store_records_expires ON store_records (expires);
@@ -50,54 +55,93 @@ class SqliteStore:
     """A :class:`host.store.base.Store` in one SQLite file shared by all processes.
 
     Args:
-        path: The database file; its folder is created if missing.
+        path: The database file; its folder is created (0700) if missing, the file 0600.
         busy_timeout_s: How long one statement waits for another process's write lock.
         sweep_every_s: How often (at most) a write also deletes expired rows.
+        lease_s: How long an act claim lasts without renewal (see
+            :data:`host.store.base.DEFAULT_LEASE_S`).
+        watch_every_s: How often the watcher looks for pushed values while someone waits.
 
     Raises:
         host.errors.StoreError: The file cannot be opened or is not a usable database.
     """
 
     def __init__(
-        self, path: str | Path, *, busy_timeout_s: float = 10.0, sweep_every_s: float = 30.0
+        self,
+        path: str | Path,
+        *,
+        busy_timeout_s: float = 10.0,
+        sweep_every_s: float = 30.0,
+        lease_s: float = DEFAULT_LEASE_S,
+        watch_every_s: float = 0.02,
     ) -> None:
+        check_ttl(lease_s, "lease_s")
         self.path = Path(path)
-        self._busy_timeout_s = busy_timeout_s
+        self.lease_s = lease_s
         self._sweep_every_s = sweep_every_s
         self._next_sweep = 0.0
-        self._lock = threading.Lock()
-        self._closed = False
-        self._pid = os.getpid()
-        self._idle: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
-        # NOTE: connections inherited over fork are kept referenced, never closed in the child:
-        # SQLite forbids using them there, and closing one could disturb the parent's locks.
-        self._inherited: list[queue.SimpleQueue[sqlite3.Connection]] = []
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(
-                f"cannot create the folder for the SQLite store {self.path}: {exc}"
-            ) from exc
-        with self._connection() as conn:
+        self._pool = Connections(self.path, busy_timeout_s)
+        with self._pool.connection() as conn:
             # executescript() runs the text as is, so this is one transaction of its own.
-            conn.executescript("BEGIN IMMEDIATE;" + _SCHEMA + "COMMIT;")
+            conn.executescript("BEGIN IMMEDIATE;" + _SCHEMA + sqlite_acts.SCHEMA + "COMMIT;")
+        self._keeper = LeaseKeeper(self._renew, lease_s, repr(self))
+        self._watcher = SqliteWatcher(self._pool, watch_every_s)
 
     def __repr__(self) -> str:
         return f"SqliteStore({str(self.path)!r})"
 
-    # -- the Store interface -------------------------------------------------------------------
+    # -- act claims ------------------------------------------------------------------------------
+
+    def claim_act(self, key: str, *, ttl_s: float, incident: str) -> ActClaim | ActState:
+        """Claim an act or say what became of it; see :meth:`host.store.base.Store.claim_act`."""
+        check_claim(key, ttl_s, incident)
+        token = new_token()
+        with self._pool.write(durable=True) as conn:
+            found = sqlite_acts.claim(conn, key, token, incident, ttl_s, self.lease_s)
+        if found is not None:
+            return found
+        self._keeper.hold(token, key)
+
+        def write(value: str) -> None:
+            with self._pool.write(durable=True) as conn:
+                if not sqlite_acts.record(conn, key, token, incident, value, ttl_s):
+                    raise StoreError(
+                        f"the claim on act {key!r} expired and was taken again before its "
+                        f"result was recorded; ttl_s={ttl_s:g} is shorter than the act ran"
+                    )
+
+        def mark_lost(reason: str) -> None:
+            with self._pool.write() as conn:
+                sqlite_acts.mark_lost(conn, key, token, reason, ttl_s)
+
+        return HeldClaim(key, incident, token, write, mark_lost, self._keeper)
+
+    def act_state(self, key: str) -> ActState | None:
+        """What became of an act; see :meth:`host.store.base.Store.act_state`."""
+        with self._pool.connection() as conn:
+            return sqlite_acts.state(conn, key)
+
+    def wait_act(self, key: str, timeout_s: float) -> ActState | None:
+        """Wait for an act to end; see :meth:`host.store.base.Store.wait_act`."""
+        return wait_until_settled(lambda: self.act_state(key), timeout_s)
+
+    def _renew(self, claims: list[tuple[str, str]]) -> None:
+        with self._pool.write() as conn:
+            sqlite_acts.renew(conn, [token for token, _ in claims], self.lease_s)
+
+    # -- records ---------------------------------------------------------------------------------
 
     def once(self, key: str, ttl_s: float, compute: Callable[[], str], wait_s: float = 30.0) -> str:
         """Run ``compute`` at most once for ``key``; see :meth:`host.store.base.Store.once`."""
         check_ttl(ttl_s)
-        token = os.urandom(12).hex()
+        token = new_token()
         return run_once(
             key,
             wait_s,
-            claim=lambda: self._claim(key, token, ttl_s),
+            claim=lambda: self._once_claim(key, token, ttl_s),
             compute=compute,
-            release=lambda: self._release(key, token),
-            record=lambda value: self._record(key, token, value, ttl_s),
+            release=lambda: self._once_release(key, token),
+            record=lambda value: self._once_record(key, token, value, ttl_s),
         )
 
     def add(self, key: str, value: str, ttl_s: float) -> bool:
@@ -115,7 +159,7 @@ class SqliteStore:
 
     def get(self, key: str) -> str | None:
         """The live value for ``key``; see :meth:`host.store.base.Store.get`."""
-        with self._connection() as conn:
+        with self._pool.connection() as conn:
             row = conn.execute(
                 "SELECT value FROM store_records WHERE key = ? AND expires > ?",
                 (key, time.time()),
@@ -137,6 +181,8 @@ class SqliteStore:
         with self._write() as conn:
             conn.execute("DELETE FROM store_records WHERE key = ?", (key,))
 
+    # -- queues ----------------------------------------------------------------------------------
+
     def push(self, key: str, value: str, ttl_s: float) -> None:
         """Append to a queue; see :meth:`host.store.base.Store.push`."""
         check_ttl(ttl_s)
@@ -150,71 +196,87 @@ class SqliteStore:
             conn.execute("UPDATE store_queue SET expires = ? WHERE key = ?", (expires, key))
 
     def pop(self, key: str, timeout_s: float) -> str | None:
-        """Take the oldest value, polling; see :meth:`host.store.base.Store.pop`."""
-        deadline = time.monotonic() + timeout_s
-        delays = backoff()
+        """Take the oldest value, woken by the watcher; see :meth:`host.store.base.Store.pop`."""
+        return pop_waiting(self._watcher, key, timeout_s, self._take)
+
+    def _take(self, key: str) -> str | None:
+        """Take the oldest live value of ``key`` now, or None: a read first, a write if found."""
         while True:
-            with self._connection() as conn:
+            with self._pool.connection() as conn:
                 row = conn.execute(
                     "SELECT id, value FROM store_queue WHERE key = ? AND expires > ?"
                     " ORDER BY id LIMIT 1",
                     (key, time.time()),
                 ).fetchone()
-            if row is not None:
-                with self._write() as conn:
-                    taken = conn.execute("DELETE FROM store_queue WHERE id = ?", (row[0],))
-                if taken.rowcount == 1:
-                    return str(row[1])
-                continue  # another worker took it first; look again at once
-            left = deadline - time.monotonic()
-            if left <= 0:
+            if row is None:
                 return None
-            time.sleep(min(next(delays), left))
+            with self._write() as conn:
+                taken = conn.execute("DELETE FROM store_queue WHERE id = ?", (row[0],))
+            if taken.rowcount == 1:
+                return str(row[1])
+            # another worker took it first; look again at once
+
+    # -- the store as a whole --------------------------------------------------------------------
 
     def health(self) -> str | None:
-        """None if the file takes a write now; see :meth:`host.store.base.Store.health`.
-
-        NOTE: a fresh connection, not a pooled one: an open file stays writable after its
-        folder or mode changes, while every worker that starts afterwards would fail. A short
-        busy timeout, so a writer holding the lock makes the probe fail instead of hang.
-        """
+        """None if the file is the one opened and takes a write; see :meth:`Store.health`."""
+        problem = self._pool.problem()
+        if problem is not None:
+            return problem
+        # NOTE: an open file stays writable after a chmod (and SQLite reuses this process's open
+        # descriptors for new connections), so the probe write alone would say "fine" while every
+        # worker that starts afterwards fails: ask the file system about the paths too.
+        effective = os.access in os.supports_effective_ids
+        for path in (self.path.parent, self.path, *self._pool.companions()):
+            if not os.access(path, os.W_OK, effective_ids=effective):
+                return f"the SQLite store cannot be written: {path} is not writable"
         try:
-            conn = sqlite3.connect(self.path, timeout=2.0, isolation_level=None)
-            try:
-                conn.execute("BEGIN IMMEDIATE")
+            with self._pool.write() as conn:
                 conn.execute(
-                    "INSERT OR REPLACE INTO store_records (key, value, owner, expires)"
-                    " VALUES ('host:health', ?, NULL, ?)",
-                    (str(os.getpid()), time.time() + 60),
+                    "INSERT OR REPLACE INTO store_health (id, at, pid) VALUES (1, ?, ?)",
+                    (time.time(), os.getpid()),
                 )
-                conn.execute("COMMIT")
-            finally:
-                conn.close()
-        except sqlite3.Error as exc:
-            return f"the SQLite store {self.path} cannot be written: {exc}"
+        except StoreError as exc:
+            return exc.message
         return None
 
+    def durability(self) -> list[Risk]:
+        """A replaced or deleted file is the one way this store loses records it knows of."""
+        problem = self._pool.problem()
+        return [] if problem is None else [Risk(problem, refuse=True)]
+
     def close(self) -> None:
-        """Close this process's idle connections; ones in use close when handed back."""
-        self._closed = True
-        if os.getpid() != self._pid:
-            self._after_fork()  # close only what this process opened
-        while True:
-            try:
-                self._idle.get_nowait().close()
-            except queue.Empty:
-                return
+        """Stop the background threads and close this process's idle connections."""
+        self._keeper.stop()
+        self._watcher.stop()
+        self._pool.close()
 
-    # -- claims --------------------------------------------------------------------------------
+    # -- helpers ---------------------------------------------------------------------------------
 
-    def _claim(self, key: str, token: str, ttl_s: float) -> Claim:
-        """Take ``key`` if free; else report its value, or that another process holds it.
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction (see :meth:`Connections.write`) that also sweeps now and then."""
+        with self._pool.write() as conn:
+            yield conn
+            self._maybe_sweep(conn)
 
-        NOTE: one upsert, atomic on its own (autocommit), takes a free or expired key; only when
-        it is taken does a second statement read what is there. The common case, an act nobody
-        else is running, costs one statement instead of a read and a write transaction.
+    def _maybe_sweep(self, conn: sqlite3.Connection) -> None:
+        """Delete expired rows now and then (inside a write transaction)."""
+        if time.monotonic() < self._next_sweep:
+            return
+        self._next_sweep = time.monotonic() + self._sweep_every_s
+        now = time.time()
+        conn.execute("DELETE FROM store_records WHERE expires <= ?", (now,))
+        conn.execute("DELETE FROM store_queue WHERE expires <= ?", (now,))
+        conn.execute("DELETE FROM store_acts WHERE expires <= ?", (now,))
+
+    def _once_claim(self, key: str, token: str, ttl_s: float) -> Attempt:
+        """Take ``key`` for :meth:`once` if free; else report its value, or that it is held.
+
+        NOTE: one upsert takes a free or expired key; only when it is taken does a second
+        statement read what is there, in the same transaction.
         """
-        with self._connection() as conn:
+        with self._write() as conn:
             now = time.time()
             taken = conn.execute(
                 "INSERT INTO store_records (key, value, owner, expires) VALUES (?, NULL, ?, ?)"
@@ -227,10 +289,9 @@ class SqliteStore:
             row = conn.execute(
                 "SELECT value FROM store_records WHERE key = ? AND expires > ?", (key, now)
             ).fetchone()
-        # No row: it expired between the two statements; the next attempt takes it.
         return False, None if row is None else row[0]
 
-    def _release(self, key: str, token: str) -> None:
+    def _once_release(self, key: str, token: str) -> None:
         try:
             with self._write() as conn:
                 conn.execute("DELETE FROM store_records WHERE key = ? AND owner = ?", (key, token))
@@ -238,14 +299,13 @@ class SqliteStore:
             # The act's own exception matters more; the claim then lapses with its ttl.
             log.warning("could not release the claim on %r: %s", key, exc)
 
-    def _record(self, key: str, token: str, value: str, ttl_s: float) -> None:
-        with self._connection() as conn:
+    def _once_record(self, key: str, token: str, value: str, ttl_s: float) -> None:
+        with self._write() as conn:
             kept = conn.execute(
                 "UPDATE store_records SET value = ?, owner = NULL, expires = ?"
                 " WHERE key = ? AND owner = ?",
                 (value, time.time() + ttl_s, key, token),
             ).rowcount
-            self._maybe_sweep(conn)
             if kept == 1:
                 return
             log.warning(
@@ -258,86 +318,3 @@ class SqliteStore:
                 " VALUES (?, ?, NULL, ?)",
                 (key, value, time.time() + ttl_s),
             )
-
-    # -- connections ---------------------------------------------------------------------------
-
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(
-            self.path,
-            timeout=self._busy_timeout_s,
-            isolation_level=None,  # we issue BEGIN ourselves
-            check_same_thread=False,  # pooled: used by one thread at a time, not always the same
-        )
-        try:
-            self._set_wal(conn)
-            conn.execute("PRAGMA synchronous = NORMAL")  # durable across crashes of the process
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _set_wal(self, conn: sqlite3.Connection) -> None:
-        # NOTE: switching a fresh file to WAL needs an exclusive lock, and several workers starting
-        # together can see "database is locked" here despite the busy timeout; so retry a while.
-        deadline = time.monotonic() + self._busy_timeout_s
-        delays = backoff(0.01, 0.1)
-        while True:
-            try:
-                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-                break
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or time.monotonic() >= deadline:
-                    raise
-                time.sleep(next(delays))
-        if str(mode).lower() != "wal":
-            raise sqlite3.OperationalError(f"journal_mode is {mode!r}, WAL could not be set")
-
-    @contextmanager
-    def _connection(self) -> Iterator[sqlite3.Connection]:
-        """A connection for this thread to use alone; store errors come out as StoreError."""
-        if self._closed:
-            raise StoreError(f"the SQLite store {self.path} is closed")
-        if os.getpid() != self._pid:
-            self._after_fork()
-        idle = self._idle
-        try:
-            try:
-                conn = idle.get_nowait()
-            except queue.Empty:
-                conn = self._connect()
-            try:
-                yield conn
-            finally:
-                if conn.in_transaction:
-                    conn.rollback()
-                if self._closed or idle is not self._idle:
-                    conn.close()
-                else:
-                    idle.put(conn)
-        except sqlite3.Error as exc:
-            raise StoreError(f"the SQLite store {self.path} failed: {exc}") from exc
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """A connection in a ``BEGIN IMMEDIATE`` transaction, committed if the block succeeds."""
-        with self._connection() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            yield conn
-            self._maybe_sweep(conn)
-            conn.execute("COMMIT")
-
-    def _after_fork(self) -> None:
-        with self._lock:
-            if os.getpid() != self._pid:
-                self._inherited.append(self._idle)
-                self._idle = queue.SimpleQueue()
-                self._pid = os.getpid()
-
-    def _maybe_sweep(self, conn: sqlite3.Connection) -> None:
-        """Delete expired rows now and then (inside a write transaction, or on their own)."""
-        if time.monotonic() < self._next_sweep:
-            return
-        self._next_sweep = time.monotonic() + self._sweep_every_s
-        now = time.time()
-        conn.execute("DELETE FROM store_records WHERE expires <= ?", (now,))
-        conn.execute("DELETE FROM store_queue WHERE expires <= ?", (now,))

@@ -4,12 +4,12 @@ In a test, the ``mcp`` fixture (see :mod:`host.testing.plugin`) is a :class:`Mcp
 app serving your specs. Outside pytest, :func:`serve` gives the same client.
 """
 
-from host.testing.answers import Answers, Elicitation, UnansweredQuestion
-from host.testing.client import McpClient
+from host.client.answers import Answers, Elicitation, UnansweredQuestion
+from host.client.match import like
+from host.client.mcp import McpClient
+from host.client.results import CallResult, ProtocolViolation, ToolList
+from host.client.wire import RawResponse, RpcError, WsgiTransport
 from host.testing.harness import serve
-from host.testing.match import like
-from host.testing.results import CallResult, ProtocolViolation, ToolList
-from host.testing.wire import RawResponse, RpcError, WsgiTransport
 
 __all__ = [
     "Answers",

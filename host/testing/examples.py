@@ -20,11 +20,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from host.client.match import differences, json_diff, only_mentioned, shown
+from host.client.mcp import McpClient
+from host.client.results import CallResult
+from host.client.wire import error_code
 from host.spec.model import Example
-from host.testing.client import McpClient
-from host.testing.match import differences, json_diff, only_mentioned, shown
-from host.testing.results import CallResult
-from host.testing.wire import error_code
 
 __all__ = ["EXPECT_KEYS", "Case", "check", "run_example"]
 

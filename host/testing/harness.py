@@ -14,10 +14,11 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from host.auth import ANONYMOUS, Issued
+from host.client.mcp import McpClient
+from host.client.wire import WsgiTransport
 from host.settings import Settings
 from host.spec.model import Project
-from host.testing.client import McpClient
-from host.testing.wire import WsgiTransport
 
 __all__ = ["TEST_SECRET", "load", "patched_env", "serve"]
 
@@ -94,7 +95,13 @@ def serve(
         secrets=(TEST_SECRET,),
         data_dir=data_dir,
     )
+    project = project or load(specs_dir, settings.handlers_path)
     values = {"HOST_DATA_DIR": str(data_dir), **expand(env or {}, data_dir)}
+    # NOTE: the kit vouches for its callers itself: the default client is `anonymous` holding
+    # every scope the specs name (so specs test as if served without auth), and
+    # `client(principal=..., scopes=...)` calls as anyone else, through the real gate.
+    issued = Issued()
+    token = issued.mint(ANONYMOUS.principal, project.scopes)
     with patched_env(values):
-        app = create_app(settings=settings, project=project)
-        yield McpClient(WsgiTransport(app))
+        app = create_app(settings=settings, project=project, authenticator=issued)
+        yield McpClient(WsgiTransport(app, token=token), issue=issued.mint)

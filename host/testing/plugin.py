@@ -26,13 +26,13 @@ from typing import Any
 
 import pytest
 
+from host.client.match import Like, differences
+from host.client.mcp import McpClient
 from host.errors import HostError, SpecError
 from host.spec.model import Project
 from host.spec.paths import default_handlers_dir
-from host.testing.client import McpClient
 from host.testing.examples import Case, run_example
 from host.testing.harness import expand, load, serve
-from host.testing.match import Like, differences
 from host.testing.runner import cases, describe_spec_error
 
 __all__ = [

@@ -18,6 +18,7 @@ import falcon
 
 from host.assembly import assemble
 from host.auth import Authenticator, Identity, protected_resource_paths
+from host.errors import SettingsError
 from host.machine import Machine
 from host.protocol import Endpoint, Reply, RequestContext
 from host.protocol.jsonrpc import INVALID_REQUEST, error, failure
@@ -30,6 +31,13 @@ from host.web.probes import HealthResource, MetricsResource, ReadyResource
 __all__ = ["McpResource", "create_app", "origin_allowed", "request_context"]
 
 log = logging.getLogger("host.web")
+
+#: Why a host with scoped tools and no auth settings does not serve over HTTP.
+UNPROTECTED = (
+    "the specs name scopes ({scopes}) but no auth is configured, so over HTTP they would protect "
+    "nothing: set HOST_AUTH_ISSUER and HOST_AUTH_AUDIENCE (an identity provider) or "
+    "HOST_AUTH_TOKENS (static tokens made by `host token create`), or remove the scopes"
+)
 
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 
@@ -169,7 +177,11 @@ class McpResource:
         if req.content_length is not None and req.content_length > limit:
             _json_error(resp, 413, too_large)
             return None
-        body = req.bounded_stream.read(limit + 1)
+        # NOTE: a chunked body has no Content-Length, and Falcon's bounded stream would read it
+        # as empty; the server's own stream knows where a chunked body ends.
+        chunked = "chunked" in (req.get_header("Transfer-Encoding") or "").lower()
+        stream = req.stream if chunked and req.content_length is None else req.bounded_stream
+        body: bytes = stream.read(limit + 1)
         if len(body) > limit:
             _json_error(resp, 413, too_large)
             return None
@@ -203,6 +215,7 @@ def create_app(
     settings: Settings | None = None,
     project: Project | None = None,
     machines: Mapping[str, Machine] | None = None,
+    authenticator: Authenticator | None = None,
 ) -> falcon.App[falcon.Request, falcon.Response]:
     """The WSGI app serving one spec directory.
 
@@ -212,10 +225,13 @@ def create_app(
         settings: Deployment settings; read from ``HOST_*`` variables when None.
         project: An already checked project to serve instead of loading ``specs_dir``.
         machines: ``project`` already compiled.
+        authenticator: Checks callers' tokens; built from ``settings.auth`` when None.
 
     Raises:
         host.errors.SpecError: The specs have problems (every diagnostic is attached).
         host.errors.StoreError: The store cannot be opened.
+        host.errors.SettingsError: The specs name scopes but no auth is configured (over HTTP
+            they would protect nothing).
     """
     settings = settings or Settings.from_env()
     if specs_dir is not None:
@@ -229,9 +245,15 @@ def create_app(
             "Set HOST_SECRET to the same value on every instance.",
             extra={"event": "generated_secret"},
         )
+    authenticator = authenticator or _authenticator(settings)
     served = assemble(settings, project, machines=machines)
     scopes = {s for m in served.machines.values() for s in m.scopes}
-    gate = Gate(_authenticator(settings), scopes, observers=served.observers)
+    if scopes and not authenticator.enabled:
+        served.store.close()
+        raise SettingsError(
+            UNPROTECTED.format(scopes=", ".join(sorted(scopes))), "HOST_AUTH_ISSUER"
+        )
+    gate = Gate(authenticator, scopes, observers=served.observers)
     app: falcon.App[falcon.Request, falcon.Response] = falcon.App()
     app.add_route("/mcp", McpResource(served.endpoint, settings, gate))
     for path in protected_resource_paths(settings.auth):

@@ -11,6 +11,7 @@ serving what they serve. So a typo in a spec never reaches a worker, and never s
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,11 +57,19 @@ class Specs:
     Args:
         specs: The spec directory.
         handlers: The handlers directory.
+        vet: What the deployment says about checked specs (specs that name scopes where no
+            auth is set), or None when it serves them: a worker would refuse them at start.
     """
 
-    def __init__(self, specs: Path, handlers: Path) -> None:
+    def __init__(
+        self,
+        specs: Path,
+        handlers: Path,
+        vet: Callable[[Project], str | None] = lambda project: None,
+    ) -> None:
         self.specs = specs
         self.handlers = handlers
+        self.vet = vet
         self.current: Snapshot | None = None
         self._stamp = self._files()
 
@@ -75,6 +84,9 @@ class Specs:
         result = check_project([self.specs], self.handlers)
         if result.project is None:
             return result.diagnostics
+        refused = self.vet(result.project)
+        if refused is not None:
+            return HostError(refused)
         # NOTE: machines compiled before keep the functions they hold; only this load (and
         # the workers forked after it) sees the handler files as they are now.
         forget_handlers(self.handlers)

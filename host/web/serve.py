@@ -13,7 +13,7 @@ import logging
 import os
 import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from host.spec.check import check_project
 from host.spec.paths import default_handlers_dir
 from host.spec.report import format_diagnostics
 from host.store import open_store
+from host.web.app import UNPROTECTED
 from host.web.reload import Snapshot, Specs
 from host.web.server import HostServer
 
@@ -89,13 +90,24 @@ def worker_env(options: ServeOptions, environ: Mapping[str, str]) -> dict[str, s
     return env
 
 
-def settings_problem(env: Mapping[str, str]) -> str | None:
-    """What makes the workers' settings unusable (a bad value, an unreachable store), or None."""
+def settings_problem(env: Mapping[str, str], scopes: Sequence[str] = ()) -> str | None:
+    """What makes the workers' settings unusable, or None.
+
+    A bad value, an unreachable store, or ``scopes`` (those the specs name) with no auth set.
+    """
     try:
-        store = open_store(Settings.from_env(env).store)
+        settings = Settings.from_env(env)
+        store = open_store(settings.store)
     except HostError as exc:
         return exc.message
     store.close()
+    return unprotected(settings, scopes)
+
+
+def unprotected(settings: Settings, scopes: Iterable[str]) -> str | None:
+    """Why specs naming ``scopes`` cannot be served with ``settings`` (no auth), or None."""
+    if scopes and not settings.auth.enabled:
+        return UNPROTECTED.format(scopes=", ".join(sorted(set(scopes))))
     return None
 
 
@@ -185,7 +197,8 @@ def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
     if not exec_:
         return gunicorn_argv(options)
     env = worker_env(options, os.environ)
-    problem = settings_problem(env)
+    used = sorted(result.project.scopes) if result.project is not None else []
+    problem = settings_problem(env, used)
     if problem is not None:
         # NOTE: checked once here, so a bad setting is one clear line, not every worker failing
         # to boot and gunicorn's shutdown noise around it.
@@ -198,7 +211,11 @@ def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
         folder = metrics_dir(settings.data_dir)
         os.environ[MULTIPROC_DIR] = str(folder)
     configure_logging(settings.log_level)
-    specs = Specs(options.specs.resolve(), handlers.resolve())
+    specs = Specs(
+        options.specs.resolve(),
+        handlers.resolve(),
+        lambda project: unprotected(settings, project.scopes),
+    )
     loaded = specs.load()
     if isinstance(loaded, HostError):
         print(f"host: not serving: {loaded.message}", file=sys.stderr)

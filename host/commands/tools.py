@@ -1,0 +1,136 @@
+"""``host tools``: the tools a spec directory defines, with their questions, scopes and hints.
+
+Read from the specs (nothing is imported or run), so it works on a laptop without the handlers'
+databases. ``host call --list`` shows the same first lines for a running host, from ``tools/list``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from host.commands.options import add_handlers, add_specs, handlers_dir, specs_dir
+from host.spec.check import check_project
+from host.spec.model import Act, Ask, Confirm, Project, Read, Tool
+from host.spec.report import format_diagnostics
+
+__all__ = ["HELP", "configure", "describe_listed", "run", "tool_summary"]
+
+HELP = "list the tools of a spec directory: arguments, questions, scopes, hints"
+
+_HINTS = {
+    "readOnlyHint": "read-only",
+    "destructiveHint": "destructive",
+    "idempotentHint": "idempotent",
+    "openWorldHint": "open world",
+}
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add ``host tools``' arguments to its subparser."""
+    add_specs(parser)
+    add_handlers(parser)
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def run(args: argparse.Namespace) -> int:
+    """List the tools; 2 when the specs have errors (printed as ``host validate`` prints them)."""
+    specs = specs_dir(args.specs)
+    result = check_project([specs], handlers_dir(args.handlers, specs))
+    if result.project is None:
+        sys.stderr.write(format_diagnostics(result.diagnostics))
+        print(f"host tools: {len(result.errors)} errors in the specs", file=sys.stderr)
+        return 2
+    project = result.project
+    if args.format == "json":
+        print(json.dumps([tool_summary(t, project) for t in project.tools], indent=2))
+        return 0
+    for tool in project.tools:
+        print("\n".join(_text(tool_summary(tool, project))))
+        print()
+    return 0
+
+
+def tool_summary(tool: Tool, project: Project) -> dict[str, Any]:
+    """What ``host tools --format json`` says about one tool."""
+    questions = []
+    for step in tool.steps:
+        if isinstance(step, Ask | Confirm):
+            question: dict[str, Any] = {
+                "name": step.name,
+                "kind": "confirm" if isinstance(step, Confirm) else "ask",
+                "message": step.message,
+            }
+            if step.when is not None:
+                question["when"] = step.when
+            if isinstance(step, Ask):
+                question["fields"] = {f.name: f.schema for f in step.fields}
+            elif step.remember is not None:
+                question["remember_s"] = step.remember.for_s
+            questions.append(question)
+    return {
+        "name": tool.name,
+        "title": tool.title,
+        "description": tool.description,
+        "annotations": tool.annotations,
+        "input": tool.input,
+        "output": tool.output,
+        "scopes": [
+            *project.server.scopes,
+            *(s for s in tool.scopes if s not in project.server.scopes),
+        ],
+        "reads": [s.call for s in tool.steps if isinstance(s, Read)],
+        "questions": questions,
+        "act": next((s.call for s in tool.steps if isinstance(s, Act)), None),
+        "file": tool.pos.file,
+        "line": tool.pos.line,
+    }
+
+
+def _text(summary: Mapping[str, Any]) -> list[str]:
+    lines = describe_listed(
+        {
+            "name": summary["name"],
+            "title": summary["title"],
+            "description": summary["description"],
+            "inputSchema": summary["input"],
+            "annotations": summary["annotations"],
+        }
+    )
+    for question in summary["questions"]:
+        when = f" when {question['when']}" if "when" in question else ""
+        fields = ", ".join(question.get("fields", {}))
+        what = f" ({fields})" if fields else ""
+        lines.append(f"  asks: {question['name']} ({question['kind']}){what}{when}")
+    if not summary["questions"]:
+        lines.append("  asks: nothing")
+    if summary["scopes"]:
+        lines.append(f"  scopes: {' '.join(summary['scopes'])}")
+    lines.append(f"  acts: {summary['act']}  ({summary['file']}:{summary['line']})")
+    return lines
+
+
+def describe_listed(tool: Mapping[str, Any]) -> list[str]:
+    """An MCP ``Tool`` object (as ``tools/list`` sends it) as a few lines for a terminal."""
+    hints = [
+        word for key, word in _HINTS.items() if (tool.get("annotations") or {}).get(key) is True
+    ]
+    head = str(tool.get("name"))
+    if tool.get("title"):
+        head += f"  {tool['title']}"
+    if hints:
+        head += f"  [{', '.join(hints)}]"
+    description = " ".join(str(tool.get("description") or "").split())
+    lines = [head, f"  {description}"] if description else [head]
+    schema = tool.get("inputSchema") or {}
+    required = set(schema.get("required") or ())
+    arguments = [
+        f"{name} ({prop.get('type', 'any')}{', required' if name in required else ''})"
+        for name, prop in (schema.get("properties") or {}).items()
+        if isinstance(prop, Mapping)
+    ]
+    lines.append(f"  arguments: {', '.join(arguments) if arguments else 'none'}")
+    return lines

@@ -1,0 +1,92 @@
+"""What a spec asks of the running host: how long remembered approvals last, what audit hides.
+
+The schema pass checks the shape of ``remember:``, ``timeout:``, ``timeouts:``, ``scopes:`` and
+``audit:``; the rules here check what a shape cannot say: that a remembered yes lasts at most 30
+days, and that ``audit.redact`` names fields the tool has.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from host.spec.build import ToolDoc
+from host.spec.diagnostics import Diagnostic
+from host.spec.durations import DURATION_PATTERN, DurationError, format_duration, parse_duration
+from host.spec.load import Document, YPath
+from host.spec.model import REMEMBER_MAX_S, Ask
+from host.spec.rules import did_you_mean, error, one_of
+
+__all__ = ["check_durations", "check_policy"]
+
+
+def check_policy(doc: ToolDoc) -> list[Diagnostic]:
+    """``redact-field``: ``audit.redact`` names only the tool's input and form fields."""
+    return _redact(doc)
+
+
+def check_durations(doc: Document) -> list[Diagnostic]:
+    """``duration`` for durations the schema's pattern lets through: 0s, or a remember past 30d.
+
+    NOTE: text that does not even look like a duration was reported by the schema pass.
+    """
+    found: list[Diagnostic] = []
+    for path, value, maximum in _durations(doc.data):
+        if not isinstance(value, str) or not re.match(DURATION_PATTERN, value.strip()):
+            continue
+        try:
+            parse_duration(value, maximum=maximum)
+        except DurationError as exc:
+            fix = (
+                f": a remembered yes lasts at most {format_duration(REMEMBER_MAX_S)}; write 30d "
+                "or less"
+                if maximum is not None and "longer" in str(exc)
+                else ""
+            )
+            found.append(error(doc.locs.value(path), "duration", f"{exc}{fix}"))
+    return found
+
+
+def _durations(data: Any) -> Iterator[tuple[YPath, Any, float | None]]:
+    """Every duration written in a document: its path, value and the largest allowed."""
+    if not isinstance(data, dict):
+        return
+    timeouts = data.get("timeouts")
+    if isinstance(timeouts, dict):
+        for key in ("read", "act"):
+            if key in timeouts:
+                yield ("timeouts", key), timeouts[key], None
+    steps = data.get("steps")
+    for index, step in enumerate(steps if isinstance(steps, list) else []):
+        if not isinstance(step, dict):
+            continue
+        if "timeout" in step:
+            yield ("steps", index, "timeout"), step["timeout"], None
+        remember = step.get("remember")
+        if isinstance(remember, dict) and "for" in remember:
+            yield ("steps", index, "remember", "for"), remember["for"], REMEMBER_MAX_S
+
+
+def _redact(doc: ToolDoc) -> list[Diagnostic]:
+    tool = doc.tool
+    properties = tool.input.get("properties")
+    fields = set(properties) if isinstance(properties, dict) else set()
+    for step in tool.steps:
+        if isinstance(step, Ask):
+            fields |= {f.name for f in step.fields}
+    found: list[Diagnostic] = []
+    for index, name in enumerate(tool.audit_redact):
+        if name in fields:
+            continue
+        listed = one_of(fields) if fields else "none"
+        hint = did_you_mean(name, fields) or " Use one of them, or remove it."
+        found.append(
+            error(
+                doc.locs.value(("audit", "redact", index)),
+                "redact-field",
+                f"audit.redact names '{name}', which is neither an input nor a form field of "
+                f"'{tool.name}', so nothing would be redacted; its fields: {listed}.{hint}",
+            )
+        )
+    return found

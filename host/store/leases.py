@@ -1,0 +1,112 @@
+"""The lease keeper: renews every live act claim of this process, in one write, every lease/3.
+
+An act claim is only ``running`` while its owner's lease lasts. Renewing each claim from the
+thread that runs its act would tie the lease to the act (a hanging act would have to renew, and a
+busy act would forget to); instead one thread per store object and process renews all of the
+process's claims together, so a claim lives exactly as long as the process that holds it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from host.errors import StoreError
+from host.store.threads import ProcessThread
+
+__all__ = ["LeaseKeeper"]
+
+log = logging.getLogger("host.store")
+
+Renew = Callable[[list[tuple[str, str]]], None]
+"""Extends the leases of the given ``(token, key)`` claims, in as few writes as it can; claims that
+recorded their result, or were marked lost, are left as they are."""
+
+
+class LeaseKeeper(ProcessThread):
+    """Renews the leases of this process's live act claims from one background thread.
+
+    Args:
+        renew: The backend's renewal of many claims at once.
+        lease_s: The lease's length; the keeper renews every third of it.
+        what: The store, as named in log messages.
+    """
+
+    def __init__(self, renew: Renew, lease_s: float, what: str) -> None:
+        self._renew = renew
+        self.lease_s = lease_s
+        self._what = what
+        super().__init__("host-store-leases")
+
+    def _reset(self) -> None:
+        self._held: dict[str, str] = {}  # token -> key, in the order claimed
+
+    def hold(self, token: str, key: str) -> None:
+        """Renew the claim ``token`` (on ``key``) until :meth:`drop` is called for it."""
+        with self._lock:
+            self._held[token] = key
+            self._start()
+            self._changed.notify()
+
+    def drop(self, token: str) -> None:
+        """Stop renewing the claim ``token``."""
+        with self._lock:
+            self._held.pop(token, None)
+
+    def held(self) -> int:
+        """How many claims this process renews now."""
+        with self._lock:
+            return len(self._held)
+
+    def stop(self) -> None:
+        """Stop renewing: the claims still held read ``lost`` once their leases lapse."""
+        held = self.held()
+        if held:
+            log.warning(
+                "%s closed while %d act claim(s) had no result yet; they will read as lost",
+                self._what,
+                held,
+            )
+        super().stop()
+
+    def _run(self) -> None:
+        every = self.lease_s / 3
+        due: float | None = None
+        failing = False
+        while True:
+            with self._lock:
+                while True:
+                    if self._stopping:
+                        return
+                    if not self._held:
+                        due = None  # idle: no timer, just wait for a claim
+                        self._changed.wait()
+                        continue
+                    now = time.monotonic()
+                    if due is None:
+                        due = now + every
+                    if now >= due:
+                        break
+                    # NOTE: a new claim notifies us, but renewing then would cost one write per
+                    # claim; the cadence stays fixed, and a new claim is renewed within `every`.
+                    self._changed.wait(due - now)
+                batch = list(self._held.items())
+            due = time.monotonic() + every
+            try:
+                self._renew(batch)
+            except StoreError as exc:
+                if not failing:
+                    log.warning(
+                        "could not renew %d act claim(s) in %s; they read as lost once their "
+                        "lease of %gs lapses: %s",
+                        len(batch),
+                        self._what,
+                        self.lease_s,
+                        exc,
+                    )
+                failing = True
+            else:
+                if failing:
+                    log.info("renewing act claims in %s works again", self._what)
+                failing = False

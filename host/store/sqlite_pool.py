@@ -1,0 +1,195 @@
+"""Connections to the SQLite store's file: pooled, private, fork-safe, and pinned to one file.
+
+Connections come from a small pool (one per concurrent caller, reused across threads), and a
+forked child opens its own, since an SQLite connection must not cross a ``fork``. The file is
+created 0600 (SQLite gives its ``-wal`` and ``-shm`` files the same mode) in a folder created 0700.
+
+The pool remembers which file (device and inode) it opened. If the path is deleted or replaced
+while the host runs, workers that start afterwards would open another file than the running ones
+and could act again on calls the old file records as done; so from then on every write is refused
+with a :class:`host.errors.StoreError` that says why (until the host is restarted), and new
+connections are never opened on the other file.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote
+
+from host.errors import StoreError
+from host.store.base import backoff
+from host.store.files import FileIdentity, private_dir, private_file
+
+__all__ = ["Connections"]
+
+
+class Connections:
+    """The pool of connections to one SQLite file.
+
+    Args:
+        path: The database file; it and its folder are created if missing.
+        busy_timeout_s: How long one statement waits for another process's write lock.
+
+    Raises:
+        host.errors.StoreError: The folder or file cannot be created.
+    """
+
+    def __init__(self, path: Path, busy_timeout_s: float) -> None:
+        self.path = path
+        self.busy_timeout_s = busy_timeout_s
+        self.closed = False
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+        self._idle: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
+        # NOTE: connections inherited over fork are kept referenced, never closed in the child:
+        # SQLite forbids using them there, and closing one could disturb the parent's locks.
+        self._inherited: list[queue.SimpleQueue[sqlite3.Connection]] = []
+        self._broken: str | None = None
+        try:
+            if not path.parent.exists():
+                private_dir(path.parent)
+            private_file(path)
+            for extra in self.companions():  # left by an older version, perhaps readable by all
+                private_file(extra)
+            self.identity = FileIdentity(path)
+        except OSError as exc:
+            raise StoreError(f"cannot create the SQLite store {path}: {exc}") from exc
+        self._uri = f"file:{quote(str(path.resolve()))}?mode=rw"
+
+    def companions(self) -> list[Path]:
+        """The ``-wal`` and ``-shm`` files SQLite keeps beside the database, those that exist."""
+        found = (Path(f"{self.path}{suffix}") for suffix in ("-wal", "-shm"))
+        return [path for path in found if path.exists()]
+
+    def problem(self) -> str | None:
+        """Why this store refuses writes (its file was deleted or replaced), or None.
+
+        Once a problem is seen it stays: the file at the path is not the one this process's
+        records are in, whatever happens to the path afterwards.
+        """
+        if self._broken is None:
+            found = self.identity.problem()
+            if found is not None:
+                self._broken = (
+                    f"the SQLite store refuses writes: {found}; restart the host so that every "
+                    "worker opens the same file (act records in the old file are lost)"
+                )
+        return self._broken
+
+    def check(self) -> None:
+        """Raise StoreError if the store's file was deleted or replaced."""
+        found = self.problem()
+        if found is not None:
+            raise StoreError(found)
+
+    def open(self) -> sqlite3.Connection:
+        """A new connection to the store's file (never creating one), in WAL mode."""
+        conn = sqlite3.connect(
+            self._uri,
+            uri=True,
+            timeout=self.busy_timeout_s,
+            isolation_level=None,  # we issue BEGIN ourselves
+            check_same_thread=False,  # pooled: used by one thread at a time, not always the same
+        )
+        try:
+            self._set_wal(conn)
+            conn.execute("PRAGMA synchronous = NORMAL")  # durable across crashes of the process
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _set_wal(self, conn: sqlite3.Connection) -> None:
+        # NOTE: switching a fresh file to WAL needs an exclusive lock, and several workers starting
+        # together can see "database is locked" here despite the busy timeout; so retry a while.
+        deadline = time.monotonic() + self.busy_timeout_s
+        delays = backoff(0.01, 0.1)
+        while True:
+            try:
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(next(delays))
+        if str(mode).lower() != "wal":
+            raise sqlite3.OperationalError(f"journal_mode is {mode!r}, WAL could not be set")
+
+    @contextmanager
+    def connection(self) -> Iterator[sqlite3.Connection]:
+        """A connection for this thread to use alone; store errors come out as StoreError."""
+        if self.closed:
+            raise StoreError(f"the SQLite store {self.path} is closed")
+        if os.getpid() != self._pid:
+            self._after_fork()
+        idle = self._idle
+        try:
+            try:
+                conn = idle.get_nowait()
+            except queue.Empty:
+                conn = self.open()
+                if self.problem() is not None:
+                    conn.close()
+                    self.check()
+            try:
+                yield conn
+            finally:
+                if conn.in_transaction:
+                    conn.rollback()
+                if self.closed or idle is not self._idle:
+                    conn.close()
+                else:
+                    idle.put(conn)
+        except sqlite3.Error as exc:
+            raise StoreError(f"the SQLite store {self.path} failed: {exc}") from exc
+
+    @contextmanager
+    def write(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
+        """A connection in a ``BEGIN IMMEDIATE`` transaction, committed if the block succeeds.
+
+        Args:
+            durable: Commit with ``synchronous = FULL``: the transaction survives a power loss,
+                at the cost of an fsync of the write-ahead log.
+
+        Raises:
+            host.errors.StoreError: The store's file was replaced, or SQLite failed.
+        """
+        self.check()
+        with self.connection() as conn:
+            if durable:
+                # NOTE: the level cannot change inside a transaction, so it is set around it.
+                conn.execute("PRAGMA synchronous = FULL")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                yield conn
+                conn.execute("COMMIT")
+            finally:
+                if durable:
+                    if conn.in_transaction:
+                        conn.rollback()
+                    conn.execute("PRAGMA synchronous = NORMAL")
+
+    def close(self) -> None:
+        """Close this process's idle connections; ones in use close when handed back."""
+        self.closed = True
+        if os.getpid() != self._pid:
+            self._after_fork()  # close only what this process opened
+        while True:
+            try:
+                self._idle.get_nowait().close()
+            except queue.Empty:
+                return
+
+    def _after_fork(self) -> None:
+        with self._lock:
+            if os.getpid() != self._pid:
+                self._inherited.append(self._idle)
+                self._idle = queue.SimpleQueue()
+                self._pid = os.getpid()
