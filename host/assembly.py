@@ -2,7 +2,9 @@
 
 The WSGI app (:mod:`host.web.app`), ``host stdio`` (:mod:`host.stdio`), ``host call`` and the test
 kit all get their endpoint from :func:`assemble`, so a setting means the same thing whichever way
-the host is started.
+the host is started. Here too the deployment's switches meet the specs: whether tools may ask
+(``HOST_ELICITATION`` and ``elicitation: {enabled}``), and which observers watch the rounds (the
+log line; metrics unless ``HOST_METRICS=off``; traces when OpenTelemetry is configured).
 """
 
 from __future__ import annotations
@@ -10,18 +12,23 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+import sys
 import tempfile
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from host.machine import Machine, compile_project
-from host.protocol import Endpoint, LogObserver, Observer, make_endpoint
+from host.protocol import Elicitation, Endpoint, LogObserver, Observer, make_endpoint
 from host.settings import Settings
 from host.spec.model import Project
 from host.store import Store, open_store, private_dir, require_durable
 
-__all__ = ["Assembly", "assemble", "ensure_secret"]
+if TYPE_CHECKING:
+    from host.observers.metrics import MetricsObserver
+
+__all__ = ["Assembly", "assemble", "ensure_secret", "observers_for"]
 
 log = logging.getLogger("host")
 
@@ -38,6 +45,8 @@ class Assembly:
         machines: The compiled tools, by name, in ``tools/list`` order.
         store: The shared store (the caller closes it).
         endpoint: The MCP endpoint every transport hands messages to.
+        observers: What watches the rounds and refused requests.
+        metrics: The metrics observer among them, for ``/metrics``; None when metrics are off.
     """
 
     settings: Settings
@@ -45,13 +54,16 @@ class Assembly:
     machines: dict[str, Machine]
     store: Store
     endpoint: Endpoint
+    observers: tuple[Observer, ...] = field(default=())
+    metrics: MetricsObserver | None = None
 
 
 def assemble(
     settings: Settings,
     project: Project | None = None,
     *,
-    observers: Sequence[Observer] = (LogObserver(),),
+    machines: Mapping[str, Machine] | None = None,
+    observers: Sequence[Observer] | None = None,
 ) -> Assembly:
     """Load (unless given), compile and serve the specs ``settings`` names.
 
@@ -59,6 +71,12 @@ def assemble(
     (:func:`ensure_secret`), so a second round that reaches another worker still opens. A store
     that can forget act claims (a Redis without persistence, say) is refused unless the settings
     acknowledge it (``HOST_STORE_VOLATILE_OK=1``); lesser risks are logged as warnings.
+
+    Args:
+        settings: The deployment's settings.
+        project: Checked specs to serve instead of loading them.
+        machines: ``project`` already compiled (a gunicorn master hands its workers both).
+        observers: What watches the rounds; by default :func:`observers_for` the settings.
 
     Raises:
         host.errors.SpecError: The specs have problems (every diagnostic is attached).
@@ -68,7 +86,7 @@ def assemble(
         from host.spec import load_project
 
         project = load_project(settings.specs_dir, settings.handlers_path)
-    machines = compile_project(project)
+    machines = dict(machines) if machines is not None else compile_project(project)
     if settings.store_url is None:
         private_dir(settings.data_dir)
     keys = settings.secrets or (ensure_secret(settings.data_dir),)
@@ -80,6 +98,7 @@ def assemble(
         raise
     for risk in risks:
         log.warning("the store can lose records: %s", risk, extra={"event": "store_risk"})
+    chosen = tuple(observers_for(settings) if observers is None else observers)
     endpoint = make_endpoint(
         project.server,
         machines,
@@ -88,9 +107,36 @@ def assemble(
         state_ttl_s=settings.state_ttl_s,
         data_dir=settings.data_dir,
         legacy=settings.legacy(),
-        observers=observers,
+        observers=chosen,
+        elicitation=Elicitation.decide(project.server, settings.elicitation),
     )
-    return Assembly(settings, project, machines, store, endpoint)
+    return Assembly(settings, project, machines, store, endpoint, chosen, _metrics(chosen))
+
+
+def observers_for(settings: Settings) -> list[Observer]:
+    """The log line, metrics unless ``HOST_METRICS=off``, traces when OpenTelemetry is set up.
+
+    NOTE: prometheus-client and OpenTelemetry are imported only when they are switched on.
+    """
+    chosen: list[Observer] = [LogObserver()]
+    if settings.metrics:
+        from host.observers.metrics import MetricsObserver
+
+        chosen.append(MetricsObserver())
+    from host.observers.traces import trace_observer
+
+    tracer = trace_observer(os.environ)
+    if tracer is not None:
+        chosen.append(tracer)
+    return chosen
+
+
+def _metrics(observers: Sequence[Observer]) -> MetricsObserver | None:
+    if "host.observers.metrics" not in sys.modules:
+        return None
+    from host.observers.metrics import MetricsObserver
+
+    return next((o for o in observers if isinstance(o, MetricsObserver)), None)
 
 
 def ensure_secret(data_dir: Path) -> str:

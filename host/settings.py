@@ -24,6 +24,9 @@ HOST_ALLOWED_ORIGINS   Browser origins allowed to call, comma-separated; ``*`` a
                        ``http(s)://localhost``, ``127.0.0.1`` and ``[::1]`` on any port. Requests
                        without an ``Origin`` header (not from a browser) are always allowed.
 HOST_MAX_BODY          Largest request body in bytes (1048576); larger gets HTTP 413.
+HOST_ELICITATION       ``off``: no tool may ask the user, whatever the specs say (the kill switch
+                       for a whole deployment); ``on`` (the default) leaves it to the specs.
+HOST_METRICS           ``off``: no ``/metrics`` route and nothing collected; ``on`` (the default).
 =====================  ==========================================================================
 """
 
@@ -67,6 +70,8 @@ class Settings:
         session_ttl_s: How long a legacy session id stays valid.
         auth: Who may call (``HOST_AUTH_*``, :mod:`host.auth.settings`); nothing set: anyone.
         store_volatile_ok: Serve from a store that can forget act claims (acknowledged risk).
+        elicitation: False for ``HOST_ELICITATION=off``: no tool may ask, whatever the specs say.
+        metrics: False for ``HOST_METRICS=off``: no ``/metrics`` and no collection.
     """
 
     specs_dir: Path = Path("specs")
@@ -82,6 +87,8 @@ class Settings:
     session_ttl_s: float = 86_400.0
     auth: AuthSettings = field(default_factory=AuthSettings)
     store_volatile_ok: bool = False
+    elicitation: bool = True
+    metrics: bool = True
 
     def __post_init__(self) -> None:
         short = [i for i, key in enumerate(self.secrets, 1) if len(key) < MIN_SECRET]
@@ -137,6 +144,8 @@ class Settings:
             session_ttl_s=_positive(env, "HOST_SESSION_TTL", cls.session_ttl_s),
             auth=AuthSettings.from_env(env),
             store_volatile_ok=_flag(env, VOLATILE_OK),
+            elicitation=_switch(env, "HOST_ELICITATION", "the specs decide", "no tool asks"),
+            metrics=_switch(env, "HOST_METRICS", "serve /metrics", "collect nothing"),
         )
 
     def legacy(self) -> LegacyOptions:
@@ -162,6 +171,16 @@ def _flag(env: Mapping[str, str], name: str) -> bool:
     if raw not in ("", "0", "1"):
         raise SettingsError(f"{name} must be 1 (yes) or 0 (no), got {raw!r}", name)
     return raw == "1"
+
+
+def _switch(env: Mapping[str, str], name: str, on: str, off: str) -> bool:
+    """An ``on``/``off`` variable (unset: on); ``on`` and ``off`` say what each does."""
+    raw = env.get(name, "").strip()
+    if not raw or raw.lower() == "on":
+        return True
+    if raw.lower() == "off":
+        return False
+    raise SettingsError(f"{name} must be on ({on}) or off ({off}), got {raw!r}", name)
 
 
 def _split(value: str) -> tuple[str, ...]:

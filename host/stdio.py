@@ -165,7 +165,8 @@ def open_endpoint(
         settings = replace(settings, specs_dir=specs)
     if handlers is not None:
         settings = replace(settings, handlers_dir=handlers)
-    served = assemble(settings)
+    # NOTE: stdio has no /metrics to read them from, so nothing is collected.
+    served = assemble(replace(settings, metrics=False))
     scopes = frozenset().union(*(m.scopes for m in served.machines.values()))
     return served.endpoint, replace(local_user(), scopes=scopes)
 

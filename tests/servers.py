@@ -80,10 +80,11 @@ def stop(proc: subprocess.Popen[bytes], timeout: float) -> None:
 class Server:
     """A running server, and its log."""
 
-    def __init__(self, port: int, log: Path) -> None:
+    def __init__(self, port: int, log: Path, pid: int = 0) -> None:
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self.log = log
+        self.pid = pid  # the process started: gunicorn's master
 
     def connect(self) -> http.client.HTTPConnection:
         """A new kept-alive connection to the server."""
@@ -144,7 +145,7 @@ def _running(
                 if proc.poll() is not None or time.monotonic() > deadline:
                     pytest.fail(f"{what} did not start:\n{log.read_text()}", pytrace=False)
                 time.sleep(0.1)
-            yield Server(port, log)
+            yield Server(port, log, proc.pid)
         finally:
             stop(proc, 15)
 

@@ -31,7 +31,7 @@ def error_of(response: Any, status: int, code: int) -> dict[str, Any]:
 def test_initialize_answers_with_the_clients_version(legacy: Legacy, version: str) -> None:
     result = legacy.initialize(version)
     assert result["protocolVersion"] == version
-    assert result["capabilities"] == {"tools": {"listChanged": False}, "logging": {}}
+    assert result["capabilities"] == {"tools": {"listChanged": True}, "logging": {}}
     assert result["serverInfo"] == {"name": "help-desk", "version": "1.0.0"}
     assert "support desk" in result["instructions"]
     assert "resultType" not in result

@@ -52,7 +52,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reload",
         action="store_true",
-        help="restart workers when code or specs change (development)",
+        help="reload when a spec or handler file changes; the new files are checked first, and "
+        "on errors the old ones keep serving (as on kill -HUP)",
     )
     parser.add_argument(
         "--data-dir",
@@ -70,7 +71,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dry-run",
         action="store_true",
-        help="check the specs and print the gunicorn command instead of running it",
+        help="check the specs and print the equivalent plain gunicorn command instead of serving",
     )
 
 

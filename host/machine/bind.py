@@ -20,7 +20,7 @@ from typing import Any
 from host.errors import HandlerImportError
 from host.spec.handlers import is_async, params_of, signature_problem
 
-__all__ = ["Handler", "HandlerImportError", "load_handler"]
+__all__ = ["Handler", "HandlerImportError", "forget_handlers", "load_handler"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,37 @@ def _package_for(handlers_dir: Path) -> str:
         if str(root) not in sys.path:
             sys.path.append(str(root))
     return name
+
+
+def forget_handlers(handlers_dir: Path) -> list[str]:
+    """Drop the modules imported from ``handlers_dir``, so the next load imports them afresh.
+
+    A reload must serve the handler files as they are now. Machines compiled before keep the
+    functions they hold, so what is being served goes on unchanged; only new loads see the new
+    files. Both the directory's private package and sibling modules imported by plain name (a
+    handler's ``import helpers``) are dropped.
+
+    Returns:
+        The names of the modules dropped.
+    """
+    root = handlers_dir.resolve()
+    package = _package_for(handlers_dir)
+    dropped = []
+    for name, module in list(sys.modules.items()):
+        origin = getattr(module, "__file__", None)
+        # NOTE: a sibling is a top-level module whose file is in the directory itself; the
+        # host's own modules never are dropped, even if the directory holds the host.
+        sibling = (
+            origin is not None
+            and "." not in name
+            and name != "host"
+            and Path(origin).resolve().parent == root
+        )
+        if name.startswith(package + ".") or sibling:
+            del sys.modules[name]
+            dropped.append(name)
+    importlib.invalidate_caches()
+    return dropped
 
 
 def load_handler(handlers_dir: Path, call: str) -> Handler:

@@ -7,7 +7,9 @@ Knows tools only as compiled machines and nothing of YAML or HTTP: a transport h
 Where things live: ``core`` advances a call one round; ``answers`` owns which answers count;
 ``revisions`` is the one table of MCP revisions and ``adapt`` translates for older ones at the
 edge; ``modern`` and ``legacy`` (with ``sessions``, ``relay`` and ``fallback``) are the two eras;
-``state`` and ``seal`` make the tokens a client carries; ``events`` tells observers about rounds.
+``listen`` is a legacy session's GET stream; ``elicitation`` is the kill switches' one decision;
+``state`` and ``seal`` make the tokens a client carries; ``events`` tells observers about rounds
+and refused requests.
 """
 
 from __future__ import annotations
@@ -18,9 +20,24 @@ from pathlib import Path
 from host.machine import Machine
 from host.protocol.answers import Ledger
 from host.protocol.context import RequestContext
-from host.protocol.core import Asked, Call, Finished, Step, ToolHost, can_elicit_form
+from host.protocol.core import (
+    Asked,
+    Call,
+    Elicitation,
+    Finished,
+    Step,
+    ToolHost,
+    can_elicit_form,
+)
 from host.protocol.endpoint import Endpoint, Era, Reply, Sessions
-from host.protocol.events import LogObserver, Observer, Round
+from host.protocol.events import (
+    LogObserver,
+    Observer,
+    Refusal,
+    RefusalObserver,
+    Round,
+    notify_refused,
+)
 from host.protocol.legacy import LegacyProtocol
 from host.protocol.modern import ModernProtocol
 from host.protocol.revisions import LEGACY_VERSIONS, MODERN_VERSIONS, REVISIONS, Revision
@@ -37,6 +54,7 @@ __all__ = [
     "Asked",
     "Binding",
     "Call",
+    "Elicitation",
     "Endpoint",
     "Era",
     "EventStream",
@@ -47,6 +65,8 @@ __all__ = [
     "LogObserver",
     "ModernProtocol",
     "Observer",
+    "Refusal",
+    "RefusalObserver",
     "Reply",
     "RequestContext",
     "Revision",
@@ -58,6 +78,7 @@ __all__ = [
     "ToolHost",
     "can_elicit_form",
     "make_endpoint",
+    "notify_refused",
 ]
 
 
@@ -71,6 +92,7 @@ def make_endpoint(
     data_dir: Path,
     legacy: LegacyOptions | None = None,
     observers: Sequence[Observer] = (LogObserver(),),
+    elicitation: Elicitation | None = None,
 ) -> Endpoint:
     """An endpoint serving ``machines`` as ``server``, in every revision the host speaks.
 
@@ -82,7 +104,9 @@ def make_endpoint(
         state_ttl_s: How long a ``requestState`` (and a fallback question's id) stays valid.
         data_dir: The host's data directory, for handlers.
         legacy: Legacy sessions' timeouts (defaults when None).
-        observers: Told about every round of every call (the log line by default).
+        observers: Told about every round of every call (the log line by default), and
+            those that want them about refused requests.
+        elicitation: Whether tools may ask (by default what ``server`` says).
     """
     # NOTE: an act's record must outlive every state that can still ask for it.
     host = ToolHost(
@@ -92,6 +116,7 @@ def make_endpoint(
         data_dir=data_dir,
         act_ttl_s=state_ttl_s + 60,
         observers=observers,
+        elicitation=elicitation,
     )
     options = legacy or LegacyOptions()
     old = LegacyProtocol(
@@ -101,5 +126,6 @@ def make_endpoint(
         options,
         fallback_ttl_s=state_ttl_s,
     )
-    modern = ModernProtocol(host, StateSealer(keys, state_ttl_s), keepalive_s=options.keepalive_s)
+    sealer = StateSealer(keys, state_ttl_s, observers=observers)
+    modern = ModernProtocol(host, sealer, keepalive_s=options.keepalive_s)
     return Endpoint([old, modern], sessions=old)

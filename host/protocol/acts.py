@@ -55,9 +55,7 @@ class Acts:
         ticket is deleted), and the retry must get the act's record, not a lookup error.
         """
         state = self.store.act_state(_key(nonce))
-        if state is not None and state.status == "running":
-            state = self.store.wait_act(_key(nonce), self.settle_s) or state
-        return None if state is None else _report(state, tool)
+        return None if state is None else self._settled(nonce, state, tool)
 
     def guard(
         self, nonce: str, tool: str, limit_s: float
@@ -68,7 +66,7 @@ class Acts:
             claimed = self.store.claim_act(_key(nonce), ttl_s=self.ttl_s, incident=_incident())
             if isinstance(claimed, ActState):
                 # NOTE: a concurrent copy of this final round won the claim.
-                return _report(claimed, tool)
+                return self._settled(nonce, claimed, tool)
             future = RUNNER.submit(lambda: self._run(claimed, act, tool))
             try:
                 return future.result(timeout=limit_s)
@@ -85,6 +83,12 @@ class Acts:
         guard. The effect happens only under the winner's claim, so its record is the answer.
         """
         return self.recorded(nonce, tool) or outcome
+
+    def _settled(self, nonce: str, state: ActState, tool: str) -> Outcome:
+        """What to say of an act claimed elsewhere, after waiting a little if it is running."""
+        if state.status == "running":
+            state = self.store.wait_act(_key(nonce), self.settle_s) or state
+        return _report(state, tool)
 
     @staticmethod
     def first_round(tool: str, limit_s: float) -> Callable[[Callable[[], Outcome]], Outcome]:

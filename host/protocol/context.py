@@ -13,7 +13,13 @@ from typing import Any
 
 from host.auth import ANONYMOUS, Identity
 
-__all__ = ["RequestContext"]
+__all__ = ["TRACE_KEYS", "RequestContext", "trace_context"]
+
+#: The W3C Trace Context fields a request may carry, in ``params._meta`` or as HTTP headers.
+TRACE_KEYS = ("traceparent", "tracestate")
+#: Longer values are not trace context (``traceparent`` is 55 characters; ``tracestate`` at most
+#: 32 members); they are dropped rather than handed to a tracer.
+_MAX_TRACE = 512
 
 
 @dataclass(frozen=True)
@@ -73,3 +79,18 @@ def _accepts_stream(accept: str | None) -> bool:
     if not accept:
         return False
     return "text/event-stream" in {part.split(";")[0].strip().lower() for part in accept.split(",")}
+
+
+def trace_context(params: Mapping[str, Any], request: RequestContext) -> dict[str, str]:
+    """The caller's W3C trace context: from ``params._meta``, else from the HTTP headers.
+
+    NOTE: MCP's semantic conventions carry ``traceparent`` and ``tracestate`` in the request's
+    ``_meta`` (one HTTP request is not one MCP call); clients that only set the HTTP header
+    (legacy sessions, proxies) are honoured too. Values are checked by the tracer, not here.
+    """
+    meta = params.get("_meta")
+    source: Mapping[str, Any] = meta if isinstance(meta, Mapping) else {}
+    if not isinstance(source.get("traceparent"), str):
+        source = request.headers or {}
+    found = {key: source.get(key) for key in TRACE_KEYS}
+    return {k: v for k, v in found.items() if isinstance(v, str) and 0 < len(v) <= _MAX_TRACE}

@@ -23,9 +23,11 @@ from host.machine import CallContext, Machine, NeedInput, Outcome, ProgressSink,
 from host.protocol.acts import Acts
 from host.protocol.answers import Ledger
 from host.protocol.context import RequestContext
-from host.protocol.events import LogObserver, Observer, Round, notify
+from host.protocol.elicitation import ELICITATION_DISABLED_MESSAGE, Elicitation
+from host.protocol.events import LogObserver, Observer, Refusal, Round, notify, notify_refused
 from host.protocol.jsonrpc import ELICITATION_DISABLED, INVALID_PARAMS, MISSING_CAPABILITY, error
 from host.protocol.messages import LogForward
+from host.protocol.state import digest
 from host.spec.model import Server
 from host.store.base import Store
 
@@ -33,6 +35,7 @@ __all__ = [
     "ELICITATION_DISABLED_MESSAGE",
     "Asked",
     "Call",
+    "Elicitation",
     "Finished",
     "Step",
     "ToolHost",
@@ -40,12 +43,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("host.protocol")
-
-ELICITATION_DISABLED_MESSAGE = (
-    "Elicitation is disabled in server configuration. This tool needs to ask the user a "
-    "question; to let it, add `elicitation: {enabled: true}` to the `kind: server` spec "
-    "and restart the host."
-)
 
 
 @dataclass(frozen=True)
@@ -64,6 +61,8 @@ class Call:
             then fails the call with -32021.
         progress: Where the handlers' ``ctx.progress`` reports go; None drops them.
         logs: Where the handlers' ``ctx.log`` records go besides the server log; None: nowhere.
+        version: The MCP revision the client speaks, for observers.
+        trace: The caller's W3C trace context, for observers (:func:`trace_context`).
     """
 
     machine: Machine
@@ -74,6 +73,8 @@ class Call:
     can_ask: bool = True
     progress: ProgressSink | None = None
     logs: LogForward | None = None
+    version: str | None = None
+    trace: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,8 @@ class ToolHost:
         data_dir: The host's data directory, passed to handlers in ``ctx``.
         act_ttl_s: How long an act's record is kept: at least as long as a state lives.
         observers: Told about every round (the log line by default).
+        elicitation: Whether tools may ask; by default what the server spec says
+            (:meth:`Elicitation.decide`). The assembly decides it with the deployment's switch.
     """
 
     def __init__(
@@ -129,6 +132,7 @@ class ToolHost:
         data_dir: Path = Path(".host"),
         act_ttl_s: float = 660.0,
         observers: Sequence[Observer] = (LogObserver(),),
+        elicitation: Elicitation | None = None,
     ) -> None:
         self.server = server
         self.machines = dict(machines)
@@ -137,8 +141,13 @@ class ToolHost:
         self.data_dir = data_dir
         self.act_ttl_s = act_ttl_s
         self.observers = tuple(observers)
+        self.elicitation = elicitation or Elicitation.decide(server)
         self._tools = [machine.describe() for machine in self.machines.values()]
         self._loggers = {name: logging.getLogger(f"host.handler.{name}") for name in machines}
+        # NOTE: what a legacy session's tools/list shows depends on the tools and on whether
+        # they may ask (the fallback tool); a session that saw another digest is told the list
+        # changed (a reload).
+        self.generation = digest([self._tools, self.asks])
 
     @property
     def server_info(self) -> dict[str, str]:
@@ -148,7 +157,12 @@ class ToolHost:
     @property
     def asks(self) -> bool:
         """Whether some tool may ask the user a question and the server lets it."""
-        return self.server.elicitation_enabled and any(m.asks for m in self.machines.values())
+        return self.elicitation.enabled and self.may_have_asked
+
+    @property
+    def may_have_asked(self) -> bool:
+        """Whether some tool asks questions (so answers to earlier ones may still come back)."""
+        return any(m.asks for m in self.machines.values())
 
     def tools(self) -> list[dict[str, Any]]:
         """The MCP ``Tool`` objects, in a fixed order."""
@@ -175,6 +189,7 @@ class ToolHost:
                     "missing": missing,
                 },
             )
+            notify_refused(self.observers, Refusal("forbidden", "insufficient_scope", machine.name))
             raise ScopeError(tuple(sorted(machine.scopes)), tuple(missing))
         return machine
 
@@ -190,7 +205,12 @@ class ToolHost:
                 -32021 when a question is due and the client cannot answer forms.
         """
         event = Round(
-            call.machine.name, call.ledger.round, call.request.principal, time.monotonic()
+            call.machine.name,
+            call.ledger.round,
+            call.request.principal,
+            time.monotonic(),
+            version=call.version,
+            trace=call.trace,
         )
         try:
             return self._advance(call, event)
@@ -225,10 +245,10 @@ class ToolHost:
         event.outcome = "input_required"
         event.asked = tuple(q.key for q in need.questions)
         event.reasked = ledger.stale(need.questions)
-        if not self.server.elicitation_enabled:
+        if not self.elicitation.enabled:
             raise error(
                 ELICITATION_DISABLED,
-                ELICITATION_DISABLED_MESSAGE,
+                self.elicitation.message,
                 {"type": "ELICITATION_DISABLED", "tool": call.machine.name},
             )
         if not call.can_ask:

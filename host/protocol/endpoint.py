@@ -12,7 +12,8 @@ send to its server-to-client requests, and ends sessions. Every method is given 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -77,6 +78,12 @@ class Sessions(Protocol):
         """End the session the headers name (HTTP DELETE)."""
         ...
 
+    def listen(
+        self, request: RequestContext, stopping: threading.Event, gone: Callable[[], bool]
+    ) -> Reply:
+        """Open the stream of the session the headers name (HTTP GET)."""
+        ...
+
 
 class Endpoint:
     """Dispatches each message to the first era that accepts it.
@@ -98,6 +105,23 @@ class Endpoint:
             return None
         try:
             return self.sessions.end_session(request)
+        except ProtocolError as exc:
+            return Reply(exc.http_status, failure(None, exc))
+
+    def listen(
+        self, request: RequestContext, stopping: threading.Event, gone: Callable[[], bool]
+    ) -> Reply | None:
+        """A session's stream of server messages (HTTP GET); None when no era keeps sessions.
+
+        Args:
+            request: The request, naming the session.
+            stopping: Set when this process stops serving: the stream then ends.
+            gone: Whether the client has gone away.
+        """
+        if self.sessions is None:
+            return None
+        try:
+            return self.sessions.listen(request, stopping, gone)
         except ProtocolError as exc:
             return Reply(exc.http_status, failure(None, exc))
 

@@ -4,6 +4,10 @@ The log line, the metrics, the audit trail and the traces all want the same fact
 which tool, which round, who called, what was asked, how the user answered, whether the act ran or
 was replayed, how it ended, how long it took. The core fills one :class:`Round` per round and hands
 it to each :class:`Observer`; nobody else re-derives those facts, so they cannot drift apart.
+
+Requests refused before any round runs (a bad token, a missing scope, a ``requestState`` that
+does not open) are told the same way, as one :class:`Refusal` each, by the code that refuses
+them, to the observers that want them (:class:`RefusalObserver`): :func:`notify_refused`.
 """
 
 from __future__ import annotations
@@ -11,9 +15,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
-__all__ = ["LogObserver", "Observer", "Round", "RoundOutcome", "notify"]
+__all__ = [
+    "LogObserver",
+    "Observer",
+    "Refusal",
+    "RefusalKind",
+    "RefusalObserver",
+    "Round",
+    "RoundOutcome",
+    "notify",
+    "notify_refused",
+]
 
 log = logging.getLogger("host.protocol")
 
@@ -41,6 +55,9 @@ class Round:
         incident: The incident id of an internal failure.
         code: The JSON-RPC error code of a rejected round.
         duration_s: Seconds the round took.
+        method: The MCP method the round answers (``tools/call``).
+        version: The MCP revision the client speaks, when known.
+        trace: The caller's W3C trace context (``traceparent``, ``tracestate``), when it sent one.
     """
 
     tool: str
@@ -57,6 +74,29 @@ class Round:
     incident: str | None = None
     code: int | None = None
     duration_s: float = 0.0
+    method: str = "tools/call"
+    version: str | None = None
+    trace: Mapping[str, str] = field(default_factory=dict)
+
+
+RefusalKind = Literal["unauthenticated", "forbidden", "state"]
+"""Why a request was refused: no valid token (401), a scope missing (403), a bad requestState."""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A request refused before any round ran.
+
+    Attributes:
+        kind: What was refused.
+        reason: Why, in a few fixed words (never client input): ``invalid_token``,
+            ``insufficient_scope``, ``expired``, ``bad signature or encoding``, ...
+        tool: The tool the request named, when it is one of the server's.
+    """
+
+    kind: RefusalKind
+    reason: str
+    tool: str | None = None
 
 
 class Observer(Protocol):
@@ -74,6 +114,25 @@ def notify(observers: Sequence[Observer], event: Round) -> None:
             observer.round_ended(event)
         except Exception:
             log.exception("an observer failed", extra={"event": "observer_failed"})
+
+
+@runtime_checkable
+class RefusalObserver(Protocol):
+    """An observer that also wants to know about refused requests (metrics)."""
+
+    def refused(self, event: Refusal) -> None:
+        """Called once per refused request, on the request's thread."""
+        ...
+
+
+def notify_refused(observers: Sequence[object], event: Refusal) -> None:
+    """Tell the observers that want refusals; one that fails is logged and does not stop others."""
+    for observer in observers:
+        if isinstance(observer, RefusalObserver):
+            try:
+                observer.refused(event)
+            except Exception:
+                log.exception("an observer failed", extra={"event": "observer_failed"})
 
 
 class LogObserver:

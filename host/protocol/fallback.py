@@ -144,12 +144,14 @@ class Fallback:
         arguments: Mapping[str, Any],
         request: RequestContext,
         notifier: Notifier | None = None,
+        origin: tuple[str | None, Mapping[str, str]] = (None, {}),
     ) -> Outcome:
         """Run ``sendElicitationResult``: resume the call its id names with the answer.
 
         ``notifier`` takes the resumed call's progress reports (``sendElicitationResult``'s own
         request carries the ``progressToken``) and its log messages, when the session set a
-        level.
+        level. ``origin`` is the session's revision and this request's trace context, for the
+        core's observers.
 
         Raises:
             ProtocolError: As :meth:`ToolHost.advance` does, except for an answer that does not
@@ -187,6 +189,8 @@ class Fallback:
             responses={question["key"]: answer},
             progress=notifier.report if notifier else None,
             logs=notifier.logs if notifier else None,
+            version=origin[0],
+            trace=origin[1],
         )
         try:
             step = self.host.advance(call)

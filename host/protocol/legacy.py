@@ -3,7 +3,8 @@
 A legacy client sends ``initialize`` without the modern ``_meta``; the answer names the revision
 (the client's when served, else the newest legacy one) and carries a signed ``Mcp-Session-Id``
 the client sends on every later message. Then ``notifications/initialized``, ``ping``,
-``logging/setLevel``, ``tools/list`` and ``tools/call``; DELETE ends the session. The tools are
+``logging/setLevel``, ``tools/list`` and ``tools/call``; DELETE ends the session, and GET opens its
+stream of ``notifications/tools/list_changed`` (:mod:`host.protocol.listen`). The tools are
 the same machines the modern revision serves, with the same ledger of answers and the same
 at-most-once act; only how questions travel differs:
 
@@ -22,6 +23,7 @@ unknown, ended or expired one); every other JSON-RPC error in a session is sent 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -29,7 +31,7 @@ from typing import Any
 from host.errors import ProtocolError, ScopeError
 from host.protocol import adapt
 from host.protocol.answers import Ledger
-from host.protocol.context import RequestContext
+from host.protocol.context import RequestContext, trace_context
 from host.protocol.core import Call, Finished, ToolHost
 from host.protocol.endpoint import Reply
 from host.protocol.fallback import FALLBACK_TOOL, Fallback, fallback_tool
@@ -45,6 +47,7 @@ from host.protocol.jsonrpc import (
     error,
     success,
 )
+from host.protocol.listen import Listeners
 from host.protocol.messages import read_level
 from host.protocol.modern import is_modern_message
 from host.protocol.relay import Relay
@@ -93,6 +96,7 @@ class LegacyProtocol:
         self.options = options or LegacyOptions()
         self.relay = Relay(host, store, self.options)
         self.fallback = Fallback(host, store, fallback_ttl_s)
+        self.listeners = Listeners(host, store, self.options)
         self._methods: dict[str, Method] = {
             "ping": self._empty,
             "logging/setLevel": self._set_level,
@@ -146,6 +150,16 @@ class LegacyProtocol:
         self.relay.deliver(self._session(request), response)
         return Reply(202)
 
+    def listen(
+        self, request: RequestContext, stopping: threading.Event, gone: Callable[[], bool]
+    ) -> Reply:
+        """Open the session's GET stream (:mod:`host.protocol.listen`).
+
+        Raises:
+            ProtocolError: 400 without a session id, 404 for an unknown, ended or expired one.
+        """
+        return self.listeners.open(self._session(request), stopping, gone)
+
     def end_session(self, request: RequestContext) -> Reply:
         """End the session the request names; every worker refuses it from now on (204)."""
         session = self._session(request)
@@ -182,7 +196,7 @@ class LegacyProtocol:
         )
         result: dict[str, Any] = {
             "protocolVersion": revision.version,
-            "capabilities": {"tools": {"listChanged": False}, "logging": {}},
+            "capabilities": {"tools": {"listChanged": True}, "logging": {}},
             "serverInfo": self.host.server_info,
         }
         if self.host.server.instructions:
@@ -243,6 +257,15 @@ class LegacyProtocol:
     def _offers_fallback(self, session: Session) -> bool:
         return self.host.asks and not session.forms
 
+    def _answers_fallback(self, session: Session) -> bool:
+        """Whether ``sendElicitationResult`` is served: also while questions are switched off.
+
+        NOTE: an answer to a question asked before the kill switch finishes its call if no
+        more questions are due, as a modern client's ``requestState`` round does; a call that
+        would ask again gets ELICITATION_DISABLED from the core.
+        """
+        return self.host.may_have_asked and not session.forms
+
     def _tools_list(
         self, message: Request, session: Session, request: RequestContext
     ) -> dict[str, Any]:
@@ -252,6 +275,7 @@ class LegacyProtocol:
         tools = [adapt.tool(tool, revision) for tool in self.host.tools()]
         if self._offers_fallback(session):
             tools.append(adapt.tool(fallback_tool(), revision))
+        self.listeners.seen(session)
         return {"tools": tools}
 
     def _tools_call(
@@ -311,8 +335,9 @@ class LegacyProtocol:
         if not isinstance(arguments, dict):
             raise error(INVALID_PARAMS, "params.arguments must be an object")
         revision = session.revision
-        if name == FALLBACK_TOOL and self._offers_fallback(session):
-            outcome = self.fallback.answer(session, arguments, request, notifier)
+        if name == FALLBACK_TOOL and self._answers_fallback(session):
+            origin = (session.version, trace_context(message.params, request))
+            outcome = self.fallback.answer(session, arguments, request, notifier, origin)
             return adapt.result(outcome, revision)
         machine = self.host.machine(name, request)
         problem = machine.check_arguments(arguments)
@@ -326,6 +351,8 @@ class LegacyProtocol:
             can_ask=session.forms or self._offers_fallback(session),
             progress=notifier.report if notifier else None,
             logs=notifier.logs if notifier else None,
+            version=session.version,
+            trace=trace_context(message.params, request),
         )
         step = self.host.advance(call)
         if isinstance(step, Finished):

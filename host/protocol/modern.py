@@ -23,7 +23,7 @@ from typing import Any
 from host.errors import ProtocolError
 from host.protocol import adapt
 from host.protocol.answers import Ledger
-from host.protocol.context import RequestContext
+from host.protocol.context import RequestContext, trace_context
 from host.protocol.core import Asked, Call, ToolHost, can_elicit_form
 from host.protocol.endpoint import Reply
 from host.protocol.headers import (
@@ -70,7 +70,7 @@ CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 
-#: How long clients may cache ``server/discover`` and ``tools/list``: specs change on restart only.
+#: How long clients may cache ``server/discover`` and ``tools/list``: specs change on reloads only.
 LIST_TTL_MS = 300_000
 
 #: ``Mcp-Name`` carries this param of each name-bearing method.
@@ -302,6 +302,8 @@ class ModernProtocol:
                 can_ask=can_elicit_form(envelope.capabilities),
                 progress=notifier.report if notifier else None,
                 logs=notifier.logs if notifier else None,
+                version=envelope.version,
+                trace=trace_context(params, request),
             )
         )
         if isinstance(step, Asked):

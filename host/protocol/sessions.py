@@ -41,11 +41,14 @@ class LegacyOptions:
         session_ttl_s: How long a session id stays valid after ``initialize``; the client then
             gets 404 and starts a new session.
         keepalive_s: How often a waiting stream sends an SSE comment, so proxies keep it open.
+        listeners: The most GET streams (:mod:`host.protocol.listen`) one process keeps open:
+            each holds a worker thread while it is open.
     """
 
     answer_timeout_s: float = 300.0
     session_ttl_s: float = 86_400.0
     keepalive_s: float = 15.0
+    listeners: int = 4
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from typing import Any
 
 from host.errors import ProtocolError
 from host.protocol.answers import Ledger
+from host.protocol.events import Refusal, notify_refused
 from host.protocol.jsonrpc import INVALID_PARAMS, error
 from host.protocol.seal import Sealer
 
@@ -89,16 +90,23 @@ class StateSealer:
         keys: Secret keys, newest first (``HOST_SECRET``): the first signs, every one verifies.
         ttl_s: How long a sealed state stays valid, in seconds.
         clock: The time source (tests pass their own).
+        observers: Told about every state that does not open (:class:`Refusal` ``state``).
 
     Raises:
         ValueError: No key, an empty key, or a TTL that is not positive.
     """
 
     def __init__(
-        self, keys: Sequence[str], ttl_s: float, *, clock: Callable[[], float] = time.time
+        self,
+        keys: Sequence[str],
+        ttl_s: float,
+        *,
+        clock: Callable[[], float] = time.time,
+        observers: Sequence[object] = (),
     ) -> None:
         self._sealer = Sealer(keys, _SALT, ttl_s, max_length=_MAX_TOKEN, clock=clock)
         self.ttl_s = ttl_s
+        self.observers = tuple(observers)
 
     def seal(self, ledger: Ledger, binding: Binding) -> str:
         """The opaque ``requestState`` text for ``ledger``, bound to ``binding``."""
@@ -125,6 +133,7 @@ class StateSealer:
             "requestState rejected",
             extra={"event": "request_state_rejected", "reason": opened, "tool": binding.tool},
         )
+        notify_refused(self.observers, Refusal("state", opened, binding.tool))
         raise self.invalid()
 
     @staticmethod

@@ -1,4 +1,4 @@
-"""The Falcon WSGI app: MCP Streamable HTTP on ``/mcp``, plus ``/healthz`` and ``/readyz``.
+"""The Falcon WSGI app: MCP Streamable HTTP on ``/mcp``, plus the probes (:mod:`host.web.probes`).
 
 This module adapts HTTP to the protocol layer and nothing more: it checks what only HTTP knows
 (``Origin``, body size, media types), hands the body and headers to the endpoint, and writes the
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -17,13 +18,15 @@ import falcon
 
 from host.assembly import assemble
 from host.auth import Authenticator, Identity, protected_resource_paths
-from host.errors import SettingsError, StoreError
+from host.errors import SettingsError
+from host.machine import Machine
 from host.protocol import Endpoint, Reply, RequestContext
 from host.protocol.jsonrpc import INVALID_REQUEST, error, failure
 from host.settings import Settings
 from host.spec.model import Project
-from host.store import Store
 from host.web.auth import Gate, MetadataResource
+from host.web.lifecycle import STOPPING, client_gone
+from host.web.probes import HealthResource, MetricsResource, ReadyResource
 
 __all__ = ["McpResource", "create_app", "origin_allowed", "request_context"]
 
@@ -109,8 +112,28 @@ class McpResource:
         _json_error(resp, 405, f"Method not allowed: {req.method} /mcp; send JSON-RPC with POST")
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """No server-to-client stream in the modern revision: 405."""
-        self._not_allowed(req, resp)
+        """A legacy session's stream of server messages; 405 without a session.
+
+        NOTE: the modern revision has no server-to-client stream, so a GET that names no
+        session has nothing to open.
+        """
+        if req.get_header("Mcp-Session-Id") is None:
+            self._not_allowed(req, resp)
+            return
+        identity = self._caller(req, resp)
+        if identity is None:
+            return
+        resp.set_header("Cache-Control", "no-store")
+        accept = req.get_header("Accept") or ""
+        if "text/event-stream" not in accept.lower():
+            _json_error(resp, 406, "Not acceptable: the Accept header must allow text/event-stream")
+            return
+        gone = client_gone(req.env)
+        reply = self.endpoint.listen(request_context(req, identity), STOPPING, gone)
+        if reply is None:
+            self._not_allowed(req, resp)
+            return
+        self._write(resp, reply)
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response) -> None:
         """End the legacy session ``Mcp-Session-Id`` names (204); 405 without one.
@@ -185,39 +208,13 @@ def _accepts_json(accept: str | None) -> bool:
     return bool(types & {"application/json", "application/*", "*/*"})
 
 
-class HealthResource:
-    """``/healthz``: the process answers."""
-
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """Always 200 while the process runs."""
-        resp.media = {"status": "ok"}
-
-
-class ReadyResource:
-    """``/readyz``: the specs are loaded and the store answers."""
-
-    def __init__(self, store: Store, tools: int) -> None:
-        self.store = store
-        self.tools = tools
-
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """200 when ready, 503 when the store cannot be reached."""
-        try:
-            self.store.get("host:readyz")
-        except StoreError as exc:
-            log.warning("store unreachable", extra={"event": "not_ready", "reason": exc.message})
-            resp.status = 503
-            resp.media = {"status": "unavailable", "reason": "the store cannot be reached"}
-            return
-        resp.media = {"status": "ready", "tools": self.tools}
-
-
 def create_app(
     specs_dir: str | Path | None = None,
     handlers_dir: str | Path | None = None,
     *,
     settings: Settings | None = None,
     project: Project | None = None,
+    machines: Mapping[str, Machine] | None = None,
     authenticator: Authenticator | None = None,
 ) -> falcon.App[falcon.Request, falcon.Response]:
     """The WSGI app serving one spec directory.
@@ -227,6 +224,7 @@ def create_app(
         handlers_dir: The handlers directory (overrides ``settings``).
         settings: Deployment settings; read from ``HOST_*`` variables when None.
         project: An already checked project to serve instead of loading ``specs_dir``.
+        machines: ``project`` already compiled.
         authenticator: Checks callers' tokens; built from ``settings.auth`` when None.
 
     Raises:
@@ -248,20 +246,22 @@ def create_app(
             extra={"event": "generated_secret"},
         )
     authenticator = authenticator or _authenticator(settings)
-    served = assemble(settings, project)
+    served = assemble(settings, project, machines=machines)
     scopes = {s for m in served.machines.values() for s in m.scopes}
     if scopes and not authenticator.enabled:
         served.store.close()
         raise SettingsError(
             UNPROTECTED.format(scopes=", ".join(sorted(scopes))), "HOST_AUTH_ISSUER"
         )
-    gate = Gate(authenticator, scopes)
+    gate = Gate(authenticator, scopes, observers=served.observers)
     app: falcon.App[falcon.Request, falcon.Response] = falcon.App()
     app.add_route("/mcp", McpResource(served.endpoint, settings, gate))
     for path in protected_resource_paths(settings.auth):
         app.add_route(path, MetadataResource(gate))
     app.add_route("/healthz", HealthResource())
     app.add_route("/readyz", ReadyResource(served.store, len(served.machines)))
+    if served.metrics is not None:
+        app.add_route("/metrics", MetricsResource(served.metrics))
     return app
 
 

@@ -25,6 +25,7 @@ from host.auth import (
     protected_resource_metadata,
     unauthorized_challenge,
 )
+from host.protocol import Refusal, notify_refused
 
 __all__ = ["QUERY_TOKENS", "Gate", "MetadataResource"]
 
@@ -41,12 +42,20 @@ class Gate:
         authenticator: Checks tokens (built once per worker).
         scopes: Every scope the server's tools need: named in a 401 challenge, listed in the
             protected resource metadata.
+        observers: Told about every request refused 401 (:class:`host.protocol.Refusal`).
     """
 
-    def __init__(self, authenticator: Authenticator, scopes: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        authenticator: Authenticator,
+        scopes: Iterable[str] = (),
+        *,
+        observers: Sequence[object] = (),
+    ) -> None:
         self.authenticator = authenticator
         self.settings = authenticator.settings
         self.scopes = tuple(sorted(set(scopes)))
+        self.observers = tuple(observers)
 
     def identify(self, req: falcon.Request, resp: falcon.Response) -> Identity | None:
         """The caller of ``req``; None after answering it with 401 (nothing else may run).
@@ -63,6 +72,7 @@ class Gate:
                 "request refused",
                 extra={"event": "auth_refused", "kind": exc.kind, "reason": exc.reason},
             )
+            notify_refused(self.observers, Refusal("unauthenticated", exc.kind))
             resp.status = 401
             resp.set_header(
                 "WWW-Authenticate", unauthorized_challenge(self.settings, exc.kind, self.scopes)

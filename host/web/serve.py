@@ -1,31 +1,43 @@
-"""``host serve``: check the specs, then hand the process to gunicorn with good defaults.
+"""``host serve``: check the specs, then run gunicorn in this process with good defaults.
 
 Everything a worker needs travels in environment variables (``HOST_SPECS``, ``HOST_SECRET``, ...),
 the same ones a plain ``gunicorn host.web.wsgi:app`` deployment sets, so there is one way to
-configure the app whichever way it is started.
+configure the app whichever way it is started. What ``host serve`` adds is its master
+(:mod:`host.web.server`): it loads the specs before any worker serves them, on start and on every
+reload, and keeps the metrics of every worker in one private folder of the data directory.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from host.assembly import ensure_secret
 from host.errors import HostError
+from host.logs import configure_logging
 from host.settings import Settings
 from host.spec.check import check_project
 from host.spec.paths import default_handlers_dir
 from host.spec.report import format_diagnostics
-from host.store import open_store, require_durable
+from host.store import open_store, private_dir, require_durable
 from host.web.app import UNPROTECTED
+from host.web.reload import Snapshot, Specs
+from host.web.server import HostServer
+
+#: Where prometheus-client's multiprocess mode keeps every worker's values.
+MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
 
 __all__ = [
     "ServeOptions",
     "gunicorn_argv",
+    "gunicorn_settings",
+    "metrics_dir",
     "serve",
     "settings_problem",
     "worker_env",
@@ -43,6 +55,7 @@ class ServeOptions:
             the user answers, so a worker serves ``threads`` open questions at once.
         timeout: Seconds a worker may stay silent before gunicorn restarts it; gthread workers
             keep beating while their threads wait, so long questions are safe.
+        reload: Reload when a spec or handler file changes (checked first, like SIGHUP).
     """
 
     specs: Path = Path("specs")
@@ -95,24 +108,48 @@ def settings_problem(env: Mapping[str, str], scopes: Sequence[str] = ()) -> str 
         return exc.message
     finally:
         store.close()
+    return unprotected(settings, scopes)
+
+
+def unprotected(settings: Settings, scopes: Iterable[str]) -> str | None:
+    """Why specs naming ``scopes`` cannot be served with ``settings`` (no auth), or None."""
     if scopes and not settings.auth.enabled:
         return UNPROTECTED.format(scopes=", ".join(sorted(set(scopes))))
     return None
 
 
+def gunicorn_settings(options: ServeOptions) -> dict[str, Any]:
+    """gunicorn's settings for ``options``, by gunicorn's own names."""
+    return {
+        "bind": [options.bind],
+        "workers": options.workers,
+        "worker_class": "gthread",
+        "threads": options.threads,
+        "timeout": options.timeout,
+        "graceful_timeout": 10,
+        "keepalive": 5,
+        # NOTE: gunicorn's control socket has one default path per user, so two instances on
+        # one machine would fight over it; the host needs no runtime control channel.
+        "control_socket_disable": True,
+    }
+
+
 def gunicorn_argv(options: ServeOptions) -> list[str]:
-    """The gunicorn command line for ``options``."""
+    """The plain gunicorn command line that serves like ``options`` (``--dry-run`` prints it).
+
+    NOTE: plain gunicorn's ``--reload`` restarts workers, which then read the specs themselves;
+    ``host serve --reload`` checks them in its master first.
+    """
+    settings = gunicorn_settings(options)
     argv = [
         sys.executable, "-m", "gunicorn", "host.web.wsgi:app",
         "--bind", options.bind,
-        "--workers", str(options.workers),
-        "--worker-class", "gthread",
-        "--threads", str(options.threads),
-        "--timeout", str(options.timeout),
-        "--graceful-timeout", "10",
-        "--keep-alive", "5",
-        # NOTE: gunicorn's control socket has one default path per user, so two instances on
-        # one machine would fight over it; the host needs no runtime control channel.
+        "--workers", str(settings["workers"]),
+        "--worker-class", settings["worker_class"],
+        "--threads", str(settings["threads"]),
+        "--timeout", str(settings["timeout"]),
+        "--graceful-timeout", str(settings["graceful_timeout"]),
+        "--keep-alive", str(settings["keepalive"]),
         "--no-control-socket",
     ]  # fmt: skip
     if options.reload:
@@ -122,13 +159,39 @@ def gunicorn_argv(options: ServeOptions) -> list[str]:
     return argv
 
 
+def metrics_dir(data_dir: Path) -> Path:
+    """A fresh private folder for this master's multiprocess metrics, in the data directory.
+
+    NOTE: one folder per master (named by its pid), so two instances sharing a data directory
+    never sum each other's workers; folders of masters that are gone are removed.
+    """
+    parent = private_dir(data_dir / "metrics")
+    for old in parent.iterdir():
+        if old.name.isdigit() and not _alive(int(old.name)):
+            shutil.rmtree(old, ignore_errors=True)
+    folder = parent / str(os.getpid())
+    shutil.rmtree(folder, ignore_errors=True)
+    return private_dir(folder)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
-    """Check the specs and replace this process with gunicorn.
+    """Check the specs, then serve them under gunicorn until stopped.
 
     Returns:
-        1 when the specs have errors (after printing them as ``host validate`` does) or the
-        settings cannot be served (a bad ``HOST_*`` value, a store that cannot be opened); with
-        ``exec_=False``, the command line instead of running it (for tests and ``--dry-run``).
+        1 when the specs have errors (after printing them as ``host validate`` does), a handler
+        cannot be imported, or the settings cannot be served (a bad ``HOST_*`` value, a store
+        that cannot be opened); 0 once gunicorn has stopped; with ``exec_=False``, the
+        equivalent plain gunicorn command line instead of serving (``--dry-run``).
     """
     handlers = options.handlers or default_handlers_dir(options.specs)
     result = check_project([options.specs], handlers)
@@ -138,9 +201,8 @@ def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
     if errors:
         print(f"host: not serving: {len(errors)} error(s) in {options.specs}", file=sys.stderr)
         return 1
-    argv = gunicorn_argv(options)
     if not exec_:
-        return argv
+        return gunicorn_argv(options)
     env = worker_env(options, os.environ)
     used = sorted(result.project.scopes) if result.project is not None else []
     problem = settings_problem(env, used)
@@ -149,6 +211,30 @@ def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
         # to boot and gunicorn's shutdown noise around it.
         print(f"host: not serving: {problem}", file=sys.stderr)
         return 1
+    settings = Settings.from_env(env)
+    os.environ.update(env)
+    folder = None
+    if settings.metrics:
+        folder = metrics_dir(settings.data_dir)
+        os.environ[MULTIPROC_DIR] = str(folder)
+    configure_logging(settings.log_level)
+    specs = Specs(
+        options.specs.resolve(),
+        handlers.resolve(),
+        lambda project: unprotected(settings, project.scopes),
+    )
+    loaded = specs.load()
+    if isinstance(loaded, HostError):
+        print(f"host: not serving: {loaded.message}", file=sys.stderr)
+        return 1
+    if not isinstance(loaded, Snapshot):  # the files changed since they were checked
+        print(format_diagnostics(loaded, "text"), file=sys.stderr)
+        print(f"host: not serving: errors in {options.specs}", file=sys.stderr)
+        return 1
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(sys.executable, argv, env)
+    server = HostServer(
+        gunicorn_settings(options), settings, specs, watch=options.reload, metrics_dir=folder
+    )
+    server.run()
+    return 0

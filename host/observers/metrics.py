@@ -1,0 +1,145 @@
+"""Prometheus metrics of every round and refused request, summed over every gunicorn worker.
+
+Names follow the OpenTelemetry semantic conventions for MCP where they exist, as Prometheus
+spells them: ``mcp.server.operation.duration`` (seconds, by ``mcp.method.name``,
+``gen_ai.tool.name`` and ``error.type``, with the conventions' buckets) is
+``mcp_server_operation_duration_seconds{mcp_method_name, gen_ai_tool_name, error_type}``. The
+conventions have nothing for the rest, so they are the host's own, ``host_*``:
+
+========================================  =========================================================
+``host_tool_rounds_total``                rounds by ``tool`` and ``outcome`` (``input_required``,
+                                          ``complete``, ``error``, ``rejected``)
+``host_questions_asked_total``            questions asked, by ``tool``
+``host_answers_total``                    answers taken, by ``tool`` and ``action`` (``accept``,
+                                          ``decline``, ``cancel``)
+``host_acts_total``                       acts run, by ``tool``
+``host_replays_total``                    final rounds answered from an act's record, by ``tool``
+``host_rejected_states_total``            ``requestState`` values that did not open, by ``reason``
+``host_auth_failures_total``              requests refused 401 or 403, by ``status`` and ``reason``
+========================================  =========================================================
+
+Labels only ever hold the server's own tool names and fixed words, never client input, so the
+number of series stays bounded.
+
+Workers are separate processes: with ``PROMETHEUS_MULTIPROC_DIR`` set (``host serve`` sets a
+private one), each writes its values to files there, and :meth:`MetricsObserver.exposition` sums
+the files of every worker, past and present. Without it, the numbers are this process's only.
+"""
+
+from __future__ import annotations
+
+import os
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+
+from host.protocol.events import Refusal, Round
+
+__all__ = ["DURATION_BUCKETS", "MULTIPROC_DIR", "MetricsObserver", "mark_process_dead"]
+
+#: The environment variable that puts prometheus-client in multiprocess mode.
+MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
+
+#: The semantic conventions' bucket boundaries for ``mcp.server.operation.duration``, in seconds.
+DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
+
+_STATUS = {"unauthenticated": "401", "forbidden": "403"}
+
+
+class MetricsObserver:
+    """Counts rounds and refusals into Prometheus metrics (an observer of the protocol's events)."""
+
+    def __init__(self) -> None:
+        # NOTE: a registry of its own, so several apps in one process (tests) do not clash in
+        # the global one; in multiprocess mode the values go to the files regardless.
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.duration = Histogram(
+            "mcp_server_operation_duration",
+            "Duration of the MCP requests the server answered (one tools/call round each)",
+            ["mcp_method_name", "gen_ai_tool_name", "error_type"],
+            unit="seconds",
+            buckets=DURATION_BUCKETS,
+            registry=r,
+        )
+        self.rounds = Counter(
+            "host_tool_rounds",
+            "tools/call rounds by how they ended",
+            ["tool", "outcome"],
+            registry=r,
+        )
+        self.questions = Counter(
+            "host_questions_asked", "Questions asked of the user", ["tool"], registry=r
+        )
+        self.answers = Counter(
+            "host_answers", "Answers taken, by the user's action", ["tool", "action"], registry=r
+        )
+        self.acts = Counter("host_acts", "Acts run", ["tool"], registry=r)
+        self.replays = Counter(
+            "host_replays", "Final rounds answered from an act's record", ["tool"], registry=r
+        )
+        self.rejected_states = Counter(
+            "host_rejected_states", "requestState values that did not open", ["reason"], registry=r
+        )
+        self.auth_failures = Counter(
+            "host_auth_failures",
+            "Requests refused for their token (401) or scopes (403)",
+            ["status", "reason"],
+            registry=r,
+        )
+
+    def round_ended(self, event: Round) -> None:
+        """Count one round."""
+        tool = event.tool
+        self.duration.labels(event.method, tool, _error_type(event)).observe(event.duration_s)
+        self.rounds.labels(tool, event.outcome).inc()
+        if event.asked:
+            self.questions.labels(tool).inc(len(event.asked))
+        for action in event.answers.values():
+            self.answers.labels(tool, action).inc()
+        if event.acted:
+            self.acts.labels(tool).inc()
+        if event.replayed:
+            self.replays.labels(tool).inc()
+
+    def refused(self, event: Refusal) -> None:
+        """Count one refused request."""
+        if event.kind == "state":
+            self.rejected_states.labels(event.reason).inc()
+        else:
+            self.auth_failures.labels(_STATUS[event.kind], event.reason).inc()
+
+    def exposition(self) -> tuple[bytes, str]:
+        """The metrics in the Prometheus text format, and its content type.
+
+        Summed over every process that wrote to ``PROMETHEUS_MULTIPROC_DIR`` when it is set.
+        """
+        folder = os.environ.get(MULTIPROC_DIR)
+        if not folder:
+            return generate_latest(self.registry), CONTENT_TYPE_LATEST
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry, path=folder)  # type: ignore[no-untyped-call]
+        return generate_latest(registry), CONTENT_TYPE_LATEST
+
+
+def mark_process_dead(pid: int) -> None:
+    """Tell the multiprocess files that worker ``pid`` is gone (gunicorn's ``child_exit``).
+
+    NOTE: its counters and histograms stay in the sums (a counter must never go down); what
+    goes is anything that describes live processes only.
+    """
+    if os.environ.get(MULTIPROC_DIR):
+        multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]
+
+
+def _error_type(event: Round) -> str:
+    """``error.type`` as the conventions define it: the JSON-RPC code, or ``tool_error``."""
+    if event.outcome == "rejected":
+        return str(event.code) if event.code is not None else "_OTHER"
+    return "tool_error" if event.outcome == "error" else ""

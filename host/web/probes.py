@@ -1,0 +1,65 @@
+"""What operators' tools poll: ``/healthz`` (the process answers), ``/readyz`` (it can serve), and
+``/metrics`` (Prometheus). None of them needs a token: they say nothing about any caller.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import falcon
+
+from host.store import Store
+
+if TYPE_CHECKING:
+    from host.observers.metrics import MetricsObserver
+
+__all__ = ["HealthResource", "MetricsResource", "ReadyResource"]
+
+log = logging.getLogger("host.web")
+
+
+class HealthResource:
+    """``/healthz``: the process answers, whatever the state of the store."""
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        """Always 200 while the process runs."""
+        resp.media = {"status": "ok"}
+
+
+class ReadyResource:
+    """``/readyz``: the specs are loaded and the store takes a write now.
+
+    Args:
+        store: The shared store (:meth:`host.store.Store.health` is asked on every request).
+        tools: How many tools are served.
+    """
+
+    def __init__(self, store: Store, tools: int) -> None:
+        self.store = store
+        self.tools = tools
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        """200 when ready; 503 with the reason when the store is unreachable or unwritable."""
+        resp.set_header("Cache-Control", "no-store")
+        problem = self.store.health()
+        if problem is not None:
+            log.warning("not ready", extra={"event": "not_ready", "reason": problem})
+            resp.status = 503
+            resp.media = {"status": "unavailable", "reason": problem}
+            return
+        resp.media = {"status": "ready", "tools": self.tools}
+
+
+class MetricsResource:
+    """``/metrics``: the Prometheus text format, summed over every worker (``HOST_METRICS``)."""
+
+    def __init__(self, metrics: MetricsObserver) -> None:
+        self.metrics = metrics
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        """Every metric, as Prometheus scrapes them."""
+        body, content_type = self.metrics.exposition()
+        resp.set_header("Cache-Control", "no-store")
+        resp.content_type = content_type
+        resp.data = body

@@ -1,0 +1,116 @@
+"""gunicorn inside ``host serve``: a master that checks the specs before any worker serves them.
+
+:class:`HostServer` is a gunicorn application whose master holds the last good load of the specs
+(:class:`host.web.reload.Specs`). Workers are forked from the master and serve that load; they
+never read the spec files themselves. On SIGHUP (``kill -HUP <master pid>``, or a file change when
+watching) the master loads the files again first: only if they are good does gunicorn start new
+workers with them and stop the old ones gracefully (their open requests finish); if not, the
+diagnostics go to the log and nothing else happens, so the running workers keep serving.
+
+The master also keeps the metrics' multiprocess folder: a dead worker's files are marked there
+(gunicorn's ``child_exit``), and the folder goes when the master stops.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import signal
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import falcon
+from gunicorn.app.base import BaseApplication
+from gunicorn.arbiter import Arbiter
+
+from host.settings import Settings
+from host.web.boot import load_app
+from host.web.reload import Specs
+
+__all__ = ["HostServer"]
+
+log = logging.getLogger("host.serve")
+
+
+class HostServer(BaseApplication):  # type: ignore[misc]
+    """``host serve``'s gunicorn.
+
+    Args:
+        config: gunicorn settings by name (``bind``, ``workers``, ...).
+        settings: The workers' settings.
+        specs: The specs, already loaded once (:attr:`Specs.current` is set).
+        watch: Reload when a spec or handler file changes.
+        metrics_dir: The private multiprocess metrics folder, removed when the master stops.
+    """
+
+    def __init__(
+        self,
+        config: Mapping[str, Any],
+        settings: Settings,
+        specs: Specs,
+        *,
+        watch: bool = False,
+        metrics_dir: Path | None = None,
+    ) -> None:
+        self.config = dict(config)
+        self.settings = settings
+        self.specs = specs
+        self.watch = watch
+        self.metrics_dir = metrics_dir
+        self.master_pid = os.getpid()
+        super().__init__()
+
+    def load_config(self) -> None:
+        """gunicorn's settings, and the hooks the host needs."""
+        for name, value in self.config.items():
+            self.cfg.set(name, value)
+        self.cfg.set("child_exit", _child_exit)
+        self.cfg.set("on_exit", self._on_exit)
+
+    def load(self) -> falcon.App[falcon.Request, falcon.Response]:
+        """The app a worker serves: the master's current specs (runs in the worker)."""
+        current = self.specs.current
+        assert current is not None, "the master loads the specs before forking"
+        return load_app(self.settings, current.project, current.machines)
+
+    def run(self) -> None:
+        """Serve until stopped (the master's loop); returns in the master only."""
+        try:
+            _Arbiter(self).run()
+        except RuntimeError as exc:
+            print(f"host: not serving: {exc}", file=sys.stderr)
+            sys.exit(1)
+
+    def _on_exit(self, arbiter: Arbiter) -> None:
+        if self.metrics_dir is not None and os.getpid() == self.master_pid:
+            shutil.rmtree(self.metrics_dir, ignore_errors=True)
+
+
+class _Arbiter(Arbiter):  # type: ignore[misc]
+    """gunicorn's master, reloading only specs that load well."""
+
+    app: HostServer
+
+    def handle_hup(self) -> None:
+        """Reload: new workers with the new specs if they are good; else only log why not."""
+        self.log.info("Hang up: checking the specs before reloading")
+        if self.app.specs.reload():
+            super().handle_hup()
+
+    def wait_for_signals(self, timeout: float = 1.0) -> list[int]:
+        """gunicorn's signals, plus a SIGHUP of our own when watched files changed."""
+        signals: list[int] = super().wait_for_signals(timeout)
+        if self.app.watch and signal.SIGHUP not in signals and self.app.specs.changed():
+            signals.append(signal.SIGHUP)
+        return signals
+
+
+def _child_exit(arbiter: Arbiter, worker: Any) -> None:
+    """A worker is gone: mark its metric files (only when metrics are collected)."""
+    if "host.observers.metrics" in sys.modules or os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from host.observers.metrics import mark_process_dead
+
+        mark_process_dead(worker.pid)
