@@ -15,8 +15,8 @@ from typing import Any
 import falcon
 import pytest
 
+from host.client.wire import META_CAPABILITIES, META_VERSION
 from host.testing import McpClient, ProtocolViolation, UnansweredQuestion, WsgiTransport, like
-from host.testing.wire import META_CAPABILITIES, META_VERSION
 
 Script = Callable[[dict[str, Any], int], dict[str, Any]]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from host.client.match import differences, json_diff
 from host.testing import like
-from host.testing.match import differences, json_diff
 
 
 def test_like_matches_a_subset_and_refuses_a_difference() -> None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
 from host.errors import HostError
+from host.spec.model import Project
 from host.spec.paths import default_handlers_dir
 
 __all__ = [
@@ -17,6 +19,7 @@ __all__ = [
     "add_handlers",
     "add_specs",
     "add_tool_arguments",
+    "checked_project",
     "handlers_dir",
     "specs_dir",
     "tool_arguments",
@@ -57,6 +60,22 @@ def handlers_dir(given: Path | None, specs: Path) -> Path:
         return given
     from_env = os.environ.get("HOST_HANDLERS")
     return Path(from_env) if from_env else default_handlers_dir(specs)
+
+
+def checked_project(args: argparse.Namespace, command: str) -> Project | None:
+    """The project ``--specs`` and ``--handlers`` name, checked; None once its errors are printed.
+
+    The errors are printed as ``host validate`` prints them, then one line naming ``command``.
+    """
+    from host.spec.check import check_project
+    from host.spec.report import format_diagnostics
+
+    specs = specs_dir(args.specs)
+    result = check_project([specs], handlers_dir(args.handlers, specs))
+    if result.project is None:
+        sys.stderr.write(format_diagnostics(result.diagnostics))
+        print(f"host {command}: {len(result.errors)} errors in the specs", file=sys.stderr)
+    return result.project
 
 
 def add_tool_arguments(parser: Arguments) -> None:

@@ -19,16 +19,13 @@ from host.commands.options import (
     add_handlers,
     add_specs,
     add_tool_arguments,
-    handlers_dir,
-    specs_dir,
+    checked_project,
     tool_arguments,
 )
 from host.errors import HostError
 from host.machine import CallContext, compile_project
 from host.machine.plan import Plan, plan_call
-from host.spec.check import check_project
 from host.spec.model import Ask, Confirm, Tool
-from host.spec.report import format_diagnostics
 
 __all__ = ["HELP", "configure", "render", "run"]
 
@@ -55,18 +52,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Plan the call; 0 when planned, 1 when the call would fail, 2 when the specs have errors."""
-    specs = specs_dir(args.specs)
-    result = check_project([specs], handlers_dir(args.handlers, specs))
-    if result.project is None:
-        sys.stderr.write(format_diagnostics(result.diagnostics))
-        print(f"host plan: {len(result.errors)} errors in the specs", file=sys.stderr)
+    project = checked_project(args, "plan")
+    if project is None:
         return 2
-    tool = result.project.tool(args.tool)
+    tool = project.tool(args.tool)
     if tool is None:
-        names = ", ".join(t.name for t in result.project.tools)
+        names = ", ".join(t.name for t in project.tools)
         print(f"host plan: no tool {args.tool!r}; the specs have: {names}", file=sys.stderr)
         return 1
-    machine = compile_project(result.project)[tool.name]
+    machine = compile_project(project)[tool.name]
     arguments = tool_arguments(args, machine.input_schema)
     data_dir = Path(os.environ.get("HOST_DATA_DIR") or ".host")
     ctx = CallContext(principal="anonymous", tool=tool.name, data_dir=data_dir)

@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Mapping
 from typing import Any
 
-from host.commands.options import add_handlers, add_specs, handlers_dir, specs_dir
-from host.spec.check import check_project
+from host.commands.options import add_handlers, add_specs, checked_project
 from host.spec.model import Act, Ask, Confirm, Project, Read, Tool
-from host.spec.report import format_diagnostics
 
 __all__ = ["HELP", "configure", "describe_listed", "run", "tool_summary"]
 
@@ -38,13 +35,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """List the tools; 2 when the specs have errors (printed as ``host validate`` prints them)."""
-    specs = specs_dir(args.specs)
-    result = check_project([specs], handlers_dir(args.handlers, specs))
-    if result.project is None:
-        sys.stderr.write(format_diagnostics(result.diagnostics))
-        print(f"host tools: {len(result.errors)} errors in the specs", file=sys.stderr)
+    project = checked_project(args, "tools")
+    if project is None:
         return 2
-    project = result.project
     if args.format == "json":
         print(json.dumps([tool_summary(t, project) for t in project.tools], indent=2))
         return 0
