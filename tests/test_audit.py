@@ -138,3 +138,31 @@ def test_redacted_fields_never_reach_the_store(mcp: McpClient, host_data_dir: Pa
     for path in files:
         data = path.read_bytes()
         assert b"the-clear-recipient-7731" not in data and b"the-clear-note-4410" not in data
+
+
+def test_an_act_past_its_time_limit_is_recorded_once_as_an_incident(mcp: McpClient) -> None:
+    first = mcp.raw.request(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+         "params": {"name": "slow_job", "arguments": {"seconds": 0.6}}}
+    )  # fmt: skip
+    final = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {
+            "name": "slow_job",
+            "arguments": {"seconds": 0.6},
+            "inputResponses": {"go": YES},
+            "requestState": first.result["requestState"],
+        },
+    }
+
+    running = mcp.raw.request(final)
+    assert running.result["isError"] and "still running" in running.result["content"][0]["text"]
+    time.sleep(0.8)
+    retried = mcp.raw.request({**final, "id": 3})
+
+    assert retried.result["structuredContent"] == {"done": True}
+    [record] = mcp.audit.records()
+    assert (record.outcome, record.acted) == ("incident", True)
+    assert record.incident is not None and record.incident in running.result["content"][0]["text"]

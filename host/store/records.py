@@ -14,6 +14,7 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from host.store.base import check_ttl
@@ -28,6 +29,7 @@ __all__ = [
     "check_filters",
     "check_limit",
     "check_revoke",
+    "iso",
 ]
 
 ACTED = 2
@@ -36,6 +38,14 @@ rank for the same call (a retry's replay that got there first), and nothing repl
 
 ENDED = 1
 """The rank of any other call-ending round's record: the first one written stays."""
+
+
+def iso(when: float, *, ms: bool = False) -> str:
+    """A Unix time as ISO 8601 in UTC: ``2026-07-28T09:30:00Z`` (``...:00.250Z`` with ``ms``)."""
+    moment = datetime.fromtimestamp(when, tz=UTC)
+    if ms:
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def approval_id(principal: str, tool: str, question: str, key: str) -> str:
@@ -147,8 +157,8 @@ class Approval:
             "tool": self.tool,
             "question": self.question,
             "key": self.key,
-            "granted": self.granted,
-            "expires": self.expires,
+            "granted": iso(self.granted),
+            "expires": iso(self.expires),
         }
 
 
@@ -191,7 +201,7 @@ class AuditRecord:
         """JSON-ready fields, as ``host audit --format json`` prints them."""
         return {
             "id": self.id,
-            "time": self.time,
+            "time": iso(self.time, ms=True),
             "principal": self.principal,
             "tool": self.tool,
             "outcome": self.outcome,

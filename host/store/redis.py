@@ -5,8 +5,9 @@ Records live under ``<prefix>v:<key>``. Act claims (:mod:`host.store.redis_acts`
 (:mod:`host.store.redis_approvals`), audit records under ``<prefix>au:``
 (:mod:`host.store.redis_audit`), and queues under ``<prefix>q:<key>`` (``RPUSH``/``LPOP`` with
 the key's expiry; each push is announced on ``<prefix>pushed`` for :mod:`host.store.redis_watch`,
-so a waiting ``pop`` holds no connection of its own). Token checks that must be atomic are small Lua scripts. redis-py is imported only
-here, so it stays an optional dependency (``pip install 'host[redis]'``).
+so a waiting ``pop`` holds no connection of its own). Token checks that must be atomic are small
+Lua scripts. redis-py is imported only here, so it stays an optional dependency
+(``pip install 'host[redis]'``).
 """
 
 from __future__ import annotations
