@@ -6,6 +6,7 @@ Over real HTTP, with two workers and two instances, see ``test_approvals_http.py
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -117,3 +118,21 @@ def test_the_kit_refuses_a_confirm_that_does_not_remember(mcp: McpClient) -> Non
         mcp.approvals.grant("send_note", "send", key="x")
     with pytest.raises(ValueError, match="no tool 'nope'"):
         mcp.approvals.grant("nope", "send", key="x")
+
+
+def readme_section(title: str) -> str:
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    start = readme.index(f"\n### {title}\n")
+    return readme[start : readme.index("\n### ", start + 1)]
+
+
+def test_the_readme_spec_is_the_one_tested_here() -> None:
+    [yaml] = re.findall(r"```yaml\n(.*?)```", readme_section("Approvals that remember"), re.S)
+    assert yaml in (FIXTURE / "specs" / "ops.yaml").read_text()
+
+
+def test_the_readme_test_example_passes(mcp: McpClient) -> None:
+    [code] = re.findall(r"```python\n(.*?)```", readme_section("In tests"), re.S)
+    namespace: dict[str, Any] = {}
+    exec(code, namespace)
+    namespace["test_a_remembered_restart_is_not_asked"](mcp)

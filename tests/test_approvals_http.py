@@ -264,6 +264,8 @@ def test_redacted_fields_appear_nowhere_in_the_store_files(two_workers: Site) ->
     for path in files:
         data = path.read_bytes()
         assert recipient.encode() not in data and note.encode() not in data, path.name
+    log = site.servers[0].log.read_text()
+    assert recipient not in log and note not in log
 
 
 def test_fifty_concurrent_calls_leave_one_record_each(two_workers: Site) -> None:
