@@ -77,6 +77,20 @@ def test_no_is_never_remembered(mcp: McpClient, answer: Any) -> None:
     assert mcp.tools.call("restart_service", {"service": "api"}, answers={"restart": YES}).asked
 
 
+def test_a_yes_is_kept_only_when_the_call_goes_on_to_its_act(mcp: McpClient) -> None:
+    note = {"action": "accept", "content": {"note": "v2 is out"}}
+    stopped = mcp.tools.call(
+        "deploy_release", {"release": "v2"}, answers={"deploy": YES, "change": "decline"}
+    )
+    assert stopped.asked == ["deploy", "change"] and mcp.approvals.list() == []
+
+    mcp.tools.call("deploy_release", {"release": "v2"}, answers={"deploy": YES, "change": note})
+    again = mcp.tools.call("deploy_release", {"release": "v2"}, answers={"change": note})
+
+    assert again.asked == ["change"]
+    assert again.questions[0].message == "Deploying v2 again: the change note?"
+
+
 def test_the_default_key_is_the_arguments(mcp: McpClient) -> None:
     mcp.tools.call("scale_service", {"service": "api", "replicas": 3}, answers={"scale": YES})
 
@@ -87,9 +101,10 @@ def test_the_default_key_is_the_arguments(mcp: McpClient) -> None:
 
 
 def test_a_remembered_yes_counts_only_for_its_tool(mcp: McpClient) -> None:
-    mcp.approvals.grant("flush_cache", "flush", key="api/staging", for_="1h")
+    mcp.tools.call("restart_service", {"service": "api"}, answers={"restart": YES})
 
-    assert mcp.tools.call("restart_service", {"service": "api"}, answers={"restart": YES}).asked
+    # The same confirm name and the same key, in another tool.
+    assert mcp.tools.call("restart_worker", {"service": "api"}, answers={"restart": YES}).asked
 
 
 def test_a_remembered_yes_expires(mcp: McpClient) -> None:

@@ -201,10 +201,10 @@ def test_a_yes_is_remembered_across_workers_and_only_for_its_own(two_workers: Si
     assert bob.call("restart_service", {"service": service}, {"restart": YES})[1] == ["restart"]
     other_key = {"service": service, "environment": "prod"}
     assert there.call("restart_service", other_key, {"restart": YES})[1] == ["restart"]
-    # flush_cache's key is the cache's name: the same text, another tool.
-    assert there.call("flush_cache", {"cache": f"{service}/staging"}, {"flush": YES})[1]
+    # The same confirm name and key in another tool.
+    assert there.call("restart_worker", {"service": service}, {"restart": YES})[1] == ["restart"]
     done = [a for a in acts(site.acts) if a.get("service") == service]
-    assert [a["principal"] for a in done] == ["alice", "alice", "bob", "alice"]
+    assert [a["principal"] for a in done] == ["alice", "alice", "bob", "alice", "alice"]
 
 
 def test_a_remembered_yes_expires(two_workers: Site) -> None:
@@ -324,7 +324,7 @@ def test_a_yes_is_remembered_across_instances_and_only_for_its_own(two_instances
     assert site.caller("bob", 1).call("restart_service", {"service": service}, {"restart": YES})[1]
     assert two.call("restart_service", {"service": service, "environment": "prod"},
                     {"restart": YES})[1] == ["restart"]  # fmt: skip
-    assert two.call("flush_cache", {"cache": f"{service}/staging"}, {"flush": YES})[1]
+    assert two.call("restart_worker", {"service": service}, {"restart": YES})[1] == ["restart"]
 
     revoked = host_cli("approvals", "revoke", "--principal", "alice", "--tool", "restart_service",
                        "--store", site.store)  # fmt: skip
@@ -401,4 +401,4 @@ def test_without_auth_anonymous_shares_one_memory_and_serve_warns(tmp_path: Path
         assert second.call("restart_service", {"service": "api"})[1] == []
         warning = server.log.read_text()
     assert "every caller is `anonymous` and they share one memory of approvals" in warning
-    assert "flush_cache, restart_service, scale_service" in warning
+    assert "flush_cache, restart_service, restart_worker, scale_service" in warning

@@ -20,12 +20,11 @@ from host.errors import AnswerMismatch, ContentError, ToolError
 from host.machine.bind import Handler
 from host.machine.content import content_blocks
 from host.machine.forms import Form
-from host.machine.remember import Remember, remembered
+from host.machine.remember import Approving, Remember
 from host.machine.timing import DEFAULT_ACT_S, DEFAULT_READ_S, RUNNER, HandlerTimeout
 from host.machine.types import (
     Answer,
     Answers,
-    Approved,
     CallContext,
     Ending,
     NeedInput,
@@ -199,8 +198,8 @@ class Machine:
     ) -> NeedInput | Outcome:
         blocked: set[str] = set()
         pending: list[Question] = []
-        inputs = dict(scope)
-        approved: list[tuple[Approved, float]] = []
+        # NOTE: the inputs as called are copied only for a tool with a default approval key.
+        approving = Approving(ctx, dict(scope) if self.remembers else scope)
         for step in self.steps:
             if not step.deps.isdisjoint(blocked):
                 blocked |= {step.name} if isinstance(step, ReadStep) else step.outputs
@@ -215,13 +214,9 @@ class Machine:
                 continue
             question = Question(step.name, str(step.message(scope)), step.form.render(scope))
             answer = answers.answer_for(question)
-            remember = step.remember
-            key = None if remember is None else remember.key_for(scope, inputs)
-            if answer is None and key is not None and remember is not None:
-                kept = remembered(step.name, key, scope, ctx)
-                if kept is not None:
-                    approved.append((kept, remember.for_s))
-                    continue
+            key = approving.key(step.remember, scope)
+            if answer is None and approving.remembered(step.name, step.remember, key, scope):
+                continue
             if answer is None:
                 pending.append(question)
                 blocked |= step.outputs
@@ -229,18 +224,14 @@ class Machine:
             ending = self._apply(step, question.schema, answer, scope)
             if ending is not None:
                 outcome = Outcome.from_value(step.endings[ending](scope))
-                return replace(outcome, ending=ending, approvals=_used(approved))
+                return replace(outcome, ending=ending, approvals=approving.used)
             if step.confirm:
-                approved.append(
-                    (Approved(step.name, False, key), remember.for_s if remember else 0)
-                )
+                approving.ticked(step.name, step.remember, key)
         if pending:
             return NeedInput(tuple(pending))
-        for given, for_s in approved:
-            if not given.remembered and given.key is not None:
-                ctx.approvals.remember(given.question, given.key, for_s)
+        approving.keep()
         outcome = ctx.once(lambda: self._act(scope, ctx))
-        return replace(outcome, approvals=_used(approved)) if approved else outcome
+        return replace(outcome, approvals=approving.used) if approving.used else outcome
 
     def _read(self, step: ReadStep, scope: Mapping[str, Any], ctx: CallContext) -> Any:
         """A read's value, if it comes within the read's time limit.
@@ -332,7 +323,3 @@ class Machine:
             "The details are in the server log.",
             incident=incident,
         )
-
-
-def _used(approved: list[tuple[Approved, float]]) -> tuple[Approved, ...]:
-    return tuple(given for given, _ in approved)
