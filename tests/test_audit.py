@@ -6,6 +6,7 @@ Over real HTTP, with two workers, two instances and fifty calls at once, see
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -166,3 +167,21 @@ def test_an_act_past_its_time_limit_is_recorded_once_as_an_incident(mcp: McpClie
     [record] = mcp.audit.records()
     assert (record.outcome, record.acted) == ("incident", True)
     assert record.incident is not None and record.incident in running.result["content"][0]["text"]
+
+
+def test_a_store_that_cannot_take_the_record_does_not_fail_the_call(
+    mcp: McpClient, host_data_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    mcp.tools.call("probe", {"mode": "ok"})
+    holder = sqlite3.connect(host_data_dir / "store.db", isolation_level=None, timeout=5)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")  # a stuck writer in another process
+        result = mcp.tools.call("probe", {"mode": "ok"})
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+    assert result.json() == {"ok": True}
+    assert len(mcp.audit.records()) == 1
+    [line] = [r for r in caplog.records if getattr(r, "event", None) == "audit_unwritten"]
+    assert (line.tool, line.outcome) == ("probe", "acted")  # type: ignore[attr-defined]

@@ -19,6 +19,10 @@ Which round's word is kept, for a call whose final round runs more than once:
   arguments do not fit the schema, the caller lacks a scope) writes no record: no step of it
   ran past its questions.
 
+A store that cannot take the record (unreachable, or an SQLite file another process holds locked
+for over a second) does not fail or hold up the call: the record is given up, and the log says
+so (``audit_unwritten``, with the call's id, tool, principal and outcome, never its arguments).
+
 Fields a tool's ``audit: {redact: [...]}`` names, in the arguments and in every answer's content,
 are stored as ``"[redacted]"``: their clear values are never written to the store. Records older
 than the retention period (``HOST_AUDIT_RETENTION``) are pruned by the writers, at most once an

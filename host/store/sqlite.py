@@ -29,9 +29,13 @@ from host.store.sqlite_pool import Connections
 from host.store.sqlite_watch import SqliteWatcher
 from host.store.waiting import pop_waiting
 
-__all__ = ["SqliteStore"]
+__all__ = ["AUDIT_WAIT_S", "SqliteStore"]
 
 log = logging.getLogger("host.store")
+
+#: How long an audit record's write waits for another process's write lock. Writers hold it for
+#: well under a millisecond; a lock held longer is a stuck writer, and the record is given up.
+AUDIT_WAIT_S = 1.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS store_records (
@@ -246,9 +250,13 @@ class SqliteStore:
             return sqlite_approvals.revoke(conn, approval, principal, tool)
 
     def write_audit(self, record: AuditRecord, *, rank: int, keep_s: float) -> bool:
-        """Write a call's record; see :meth:`host.store.base.Store.write_audit`."""
+        """Write a call's record; see :meth:`host.store.base.Store.write_audit`.
+
+        NOTE: it waits at most :data:`AUDIT_WAIT_S` for another process's write lock, not the
+        usual busy timeout: a stuck writer must not hold every call's answer for that long.
+        """
         check_ttl(keep_s, "keep_s")
-        with self._write() as conn:
+        with self._pool.write(wait_s=AUDIT_WAIT_S) as conn:
             return sqlite_audit.write(conn, record, rank)
 
     def audit_records(
