@@ -13,7 +13,12 @@ from typing import Any
 
 import pytest
 
-from host.store.records import approval_id
+from host.errors import SettingsError
+from host.observers.audit import AuditObserver
+from host.protocol import Round
+from host.settings import Settings
+from host.store import open_store
+from host.store.records import ACTED, AuditRecord, approval_id
 from host.testing import McpClient
 
 FIXTURE = Path(__file__).parent / "fixtures" / "approvals"
@@ -185,3 +190,27 @@ def test_a_store_that_cannot_take_the_record_does_not_fail_the_call(
     assert len(mcp.audit.records()) == 1
     [line] = [r for r in caplog.records if getattr(r, "event", None) == "audit_unwritten"]
     assert (line.tool, line.outcome) == ("probe", "acted")  # type: ignore[attr-defined]
+
+
+def test_records_past_the_retention_period_are_pruned(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    try:
+        now = time.time()
+        old = AuditRecord("old", now - 7200, "alice", "probe", "acted")
+        store.write_audit(old, rank=ACTED, keep_s=86400)
+        observer = AuditObserver(store, retention_s=3600)
+        ended = Round("probe", 1, "bob", time.monotonic(), nonce="n-1", ends=True)
+
+        observer.round_ended(ended)
+        observer.round_ended(Round("probe", 1, "bob", time.monotonic(), nonce="n-2"))
+
+        assert [(r.principal, r.tool) for r in store.audit_records()] == [("bob", "probe")]
+    finally:
+        store.close()
+
+
+def test_the_retention_period_is_a_duration() -> None:
+    assert Settings.from_env({}).audit_retention_s == 90 * 86400
+    assert Settings.from_env({"HOST_AUDIT_RETENTION": "30d"}).audit_retention_s == 30 * 86400
+    with pytest.raises(SettingsError, match="HOST_AUDIT_RETENTION: '90' is not a duration"):
+        Settings.from_env({"HOST_AUDIT_RETENTION": "90"})
