@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from host.auth import ANONYMOUS
 from host.machine import Machine
 from host.machine.remember import Remember, arguments_key
 from host.machine.run import QuestionStep
@@ -20,8 +21,6 @@ from host.store.base import Store
 from host.store.records import Approval, AuditRecord
 
 __all__ = ["ApprovalsKit", "AuditKit"]
-
-ANONYMOUS = "anonymous"
 
 
 class ApprovalsKit:
@@ -43,7 +42,7 @@ class ApprovalsKit:
         *,
         key: str | None = None,
         arguments: Mapping[str, Any] | None = None,
-        principal: str = ANONYMOUS,
+        principal: str = ANONYMOUS.principal,
         for_: str | float | None = None,
     ) -> Approval:
         """Remember a yes, as if ``principal`` had ticked ``question`` of ``tool``.
