@@ -4,7 +4,8 @@ The WSGI app (:mod:`host.web.app`), ``host stdio`` (:mod:`host.stdio`), ``host c
 kit all get their endpoint from :func:`assemble`, so a setting means the same thing whichever way
 the host is started. Here too the deployment's switches meet the specs: whether tools may ask
 (``HOST_ELICITATION`` and ``elicitation: {enabled}``), and which observers watch the rounds (the
-log line; metrics unless ``HOST_METRICS=off``; traces when OpenTelemetry is configured).
+log line; metrics unless ``HOST_METRICS=off``; traces when OpenTelemetry is configured; always the
+audit trail, in the store).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from host.machine import Machine, compile_project
+from host.observers.audit import AuditObserver
 from host.protocol import Elicitation, Endpoint, LogObserver, Observer, make_endpoint
 from host.settings import Settings
 from host.spec.model import Project
@@ -77,6 +79,7 @@ def assemble(
         project: Checked specs to serve instead of loading them.
         machines: ``project`` already compiled (a gunicorn master hands its workers both).
         observers: What watches the rounds; by default :func:`observers_for` the settings.
+            The audit trail is added to them either way.
 
     Raises:
         host.errors.SpecError: The specs have problems (every diagnostic is attached).
@@ -98,7 +101,10 @@ def assemble(
         raise
     for risk in risks:
         log.warning("the store can lose records: %s", risk, extra={"event": "store_risk"})
-    chosen = tuple(observers_for(settings) if observers is None else observers)
+    chosen = (
+        *(observers_for(settings) if observers is None else observers),
+        AuditObserver(store, settings.audit_retention_s),
+    )
     endpoint = make_endpoint(
         project.server,
         machines,

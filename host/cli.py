@@ -31,6 +31,8 @@ COMMANDS = [
     "test",
     "init",
     "token",
+    "approvals",
+    "audit",
 ]
 
 EXIT_INTERNAL = 3

@@ -27,6 +27,7 @@ HOST_MAX_BODY          Largest request body in bytes (1048576); larger gets HTTP
 HOST_ELICITATION       ``off``: no tool may ask the user, whatever the specs say (the kill switch
                        for a whole deployment); ``on`` (the default) leaves it to the specs.
 HOST_METRICS           ``off``: no ``/metrics`` route and nothing collected; ``on`` (the default).
+HOST_AUDIT_RETENTION   How long audit records are kept, a duration like ``90d`` (``90d``).
 =====================  ==========================================================================
 """
 
@@ -41,12 +42,15 @@ from pathlib import Path
 from host.auth.settings import AuthSettings
 from host.errors import SettingsError
 from host.protocol.sessions import LegacyOptions
+from host.spec.durations import DurationError, parse_duration
 from host.spec.paths import default_handlers_dir
 from host.store.durability import VOLATILE_OK
 
 __all__ = ["Settings", "SettingsError"]
 
 DEFAULT_TTL_S = 600.0
+#: How long audit records are kept by default: 90 days.
+DEFAULT_AUDIT_RETENTION_S = 90 * 86400.0
 DEFAULT_MAX_BODY = 1024 * 1024
 #: The shortest signing key accepted: 32 characters of ``secrets.token_urlsafe`` are 192 bits.
 MIN_SECRET = 32
@@ -72,6 +76,7 @@ class Settings:
         store_volatile_ok: Serve from a store that can forget act claims (acknowledged risk).
         elicitation: False for ``HOST_ELICITATION=off``: no tool may ask, whatever the specs say.
         metrics: False for ``HOST_METRICS=off``: no ``/metrics`` and no collection.
+        audit_retention_s: How long audit records are kept (``HOST_AUDIT_RETENTION``).
     """
 
     specs_dir: Path = Path("specs")
@@ -89,6 +94,7 @@ class Settings:
     store_volatile_ok: bool = False
     elicitation: bool = True
     metrics: bool = True
+    audit_retention_s: float = DEFAULT_AUDIT_RETENTION_S
 
     def __post_init__(self) -> None:
         short = [i for i, key in enumerate(self.secrets, 1) if len(key) < MIN_SECRET]
@@ -146,6 +152,7 @@ class Settings:
             store_volatile_ok=_flag(env, VOLATILE_OK),
             elicitation=_switch(env, "HOST_ELICITATION", "the specs decide", "no tool asks"),
             metrics=_switch(env, "HOST_METRICS", "serve /metrics", "collect nothing"),
+            audit_retention_s=_duration(env, "HOST_AUDIT_RETENTION", DEFAULT_AUDIT_RETENTION_S),
         )
 
     def legacy(self) -> LegacyOptions:
@@ -181,6 +188,16 @@ def _switch(env: Mapping[str, str], name: str, on: str, off: str) -> bool:
     if raw.lower() == "off":
         return False
     raise SettingsError(f"{name} must be on ({on}) or off ({off}), got {raw!r}", name)
+
+
+def _duration(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return parse_duration(raw)
+    except DurationError as exc:
+        raise SettingsError(f"{name}: {exc}", name) from None
 
 
 def _split(value: str) -> tuple[str, ...]:

@@ -167,7 +167,7 @@ def test_good_fixtures_model() -> None:
     assert isinstance(read, Read) and read.timeout_s == 0.5
     assert isinstance(act, Act) and act.timeout_s == 120.0
     assert isinstance(sure, Confirm) and sure.remember is not None
-    assert (sure.remember.for_s, sure.remember.key) == (8 * 3600.0, "{{ id }}/{{ reason }}")
+    assert (sure.remember.for_s, sure.remember.key) == (8 * 3600.0, "{{ reason }}/{{ amount }}")
     assert project.tool("assign").steps[0].timeout_s is None  # type: ignore[union-attr]
     tags = next(f for f in how.fields if f.name == "tags")
     assert "optional" not in tags.schema

@@ -8,19 +8,24 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from host.errors import HostError
 from host.spec.model import Project
 from host.spec.paths import default_handlers_dir
 
+if TYPE_CHECKING:
+    from host.store import Store
+
 __all__ = [
     "Arguments",
     "add_handlers",
     "add_specs",
+    "add_store",
     "add_tool_arguments",
     "checked_project",
     "handlers_dir",
+    "open_store_of",
     "specs_dir",
     "tool_arguments",
 ]
@@ -120,3 +125,40 @@ def tool_arguments(args: argparse.Namespace, schema: Mapping[str, Any]) -> dict[
         except ValueError:
             arguments[name] = text
     return arguments
+
+
+def add_store(parser: Arguments) -> None:
+    """``--data-dir DIR`` and ``--store URL``: the store a served host keeps its records in."""
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        metavar="DIR",
+        help="the host's data directory (default: $HOST_DATA_DIR or .host)",
+    )
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="sqlite:///path or redis://host:port/db (default: $HOST_STORE or the SQLite file "
+        "in the data directory)",
+    )
+
+
+def open_store_of(args: argparse.Namespace) -> Store:
+    """The store ``--store``/``--data-dir`` (else ``HOST_STORE``/``HOST_DATA_DIR``) name.
+
+    Raises:
+        HostError: The store cannot be opened, or it is an SQLite file that does not exist
+            (a wrong data directory is told, not created).
+    """
+    from host.store import open_store
+
+    data_dir = args.data_dir or Path(os.environ.get("HOST_DATA_DIR") or ".host")
+    url = args.store or os.environ.get("HOST_STORE") or f"sqlite:///{data_dir / 'store.db'}"
+    if url.lower().startswith("sqlite:///"):
+        path = Path(url[len("sqlite:///") :])
+        if not path.exists():
+            raise HostError(
+                f"there is no store at {path}: point --data-dir (or $HOST_DATA_DIR) at the "
+                "host's data directory, or --store (or $HOST_STORE) at its store"
+            )
+    return open_store(url)

@@ -7,8 +7,11 @@ from host.errors import AnswerMismatch
 from host.machine.compile import compile_project
 from host.machine.run import Machine
 from host.machine.types import (
+    NO_APPROVALS,
     Answer,
     Answers,
+    Approvals,
+    Approved,
     CallContext,
     Ending,
     NeedInput,
@@ -20,9 +23,12 @@ from host.machine.types import (
 )
 
 __all__ = [
+    "NO_APPROVALS",
     "Answer",
     "AnswerMismatch",
     "Answers",
+    "Approvals",
+    "Approved",
     "CallContext",
     "Ending",
     "Machine",

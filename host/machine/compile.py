@@ -11,6 +11,7 @@ from typing import Any
 
 from host.machine.bind import load_handler
 from host.machine.forms import Form, confirm_form
+from host.machine.remember import Remember
 from host.machine.run import Ending, Machine, QuestionStep, ReadStep
 from host.machine.timing import DEFAULT_ACT_S, DEFAULT_READ_S
 from host.spec.model import Act, Ask, Confirm, Project, Read, Returns, Timeouts, Tool
@@ -99,6 +100,7 @@ def compile_tool(
         returns=returns,
         scopes=frozenset((*server_scopes, *tool.scopes)),
         act_timeout_s=act_limit,
+        audit_redact=frozenset(tool.audit_redact),
     )
 
 
@@ -126,6 +128,11 @@ def _question(step: Ask | Confirm) -> QuestionStep:
     if step.when is not None:
         when = compile_expression(step.when)
         deps |= names(step.when, expression=True)
+    remember = None
+    if isinstance(step, Confirm) and step.remember is not None:
+        key = step.remember.key
+        remember = Remember(step.remember.for_s, compile_text(key) if key is not None else None)
+        deps |= names(key) if key is not None else set()
     outputs = frozenset({step.name, *(f.name for f in fields)})
     return QuestionStep(
         name=step.name,
@@ -136,4 +143,5 @@ def _question(step: Ask | Confirm) -> QuestionStep:
         endings=endings,
         deps=frozenset(deps) - outputs,
         outputs=outputs,
+        remember=remember,
     )

@@ -20,8 +20,17 @@ from host.errors import AnswerMismatch, ContentError, ToolError
 from host.machine.bind import Handler
 from host.machine.content import content_blocks
 from host.machine.forms import Form
+from host.machine.remember import Approving, Remember
 from host.machine.timing import DEFAULT_ACT_S, DEFAULT_READ_S, RUNNER, HandlerTimeout
-from host.machine.types import Answer, Answers, CallContext, Ending, NeedInput, Outcome, Question
+from host.machine.types import (
+    Answer,
+    Answers,
+    CallContext,
+    Ending,
+    NeedInput,
+    Outcome,
+    Question,
+)
 from host.spec.model import Returns
 from host.spec.templates import Renderer
 
@@ -49,6 +58,7 @@ class QuestionStep:
         deps: Names its message, ``when`` and options read: it waits while any is pending.
         outputs: Names it binds (its fields and its own name).
         endings: The results for ``declined``, ``cancelled`` and (confirm) ``unticked``.
+        remember: A confirm's ``remember:``, when it has one.
     """
 
     name: str
@@ -59,6 +69,7 @@ class QuestionStep:
     endings: Mapping[Ending, Renderer]
     deps: frozenset[str]
     outputs: frozenset[str]
+    remember: Remember | None = None
 
 
 class Machine:
@@ -66,8 +77,10 @@ class Machine:
 
     Attributes:
         asks: True when some step can ask the user a question.
+        remembers: True when some confirm remembers a yes (``remember:``).
         scopes: Every scope a caller needs to call it (the server's and the tool's own).
         act_timeout_s: How long a caller waits for the act; past it the act goes on running.
+        audit_redact: Input and form fields the audit trail stores as ``"[redacted]"``.
     """
 
     def __init__(
@@ -84,10 +97,12 @@ class Machine:
         returns: Returns = "value",
         scopes: frozenset[str] = frozenset(),
         act_timeout_s: float = DEFAULT_ACT_S,
+        audit_redact: frozenset[str] = frozenset(),
     ) -> None:
         self.name = name
         self.scopes = scopes
         self.act_timeout_s = act_timeout_s
+        self.audit_redact = audit_redact
         self.title = title
         self.description = description
         self.input_schema = input_schema
@@ -98,6 +113,7 @@ class Machine:
         self.act = act
         self.returns = returns
         self.asks = any(isinstance(s, QuestionStep) for s in steps)
+        self.remembers = any(isinstance(s, QuestionStep) and s.remember for s in steps)
         self._form_fields = {
             s.name: frozenset(s.form.schema["properties"])
             for s in steps
@@ -147,6 +163,12 @@ class Machine:
             + "\nFix the arguments and call the tool again."
         )
 
+    def arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The call's inputs as the tool sees them: its own fields, defaults filled in."""
+        scope: dict[str, Any] = dict(self._defaults)
+        scope.update((k, v) for k, v in arguments.items() if k in self._fields)
+        return scope
+
     def run(
         self, arguments: Mapping[str, Any], answers: Answers, ctx: CallContext
     ) -> NeedInput | Outcome:
@@ -161,8 +183,7 @@ class Machine:
         Raises:
             AnswerMismatch: an accepted answer does not fit its form.
         """
-        scope: dict[str, Any] = dict(self._defaults)
-        scope.update((k, v) for k, v in arguments.items() if k in self._fields)
+        scope = self.arguments(arguments)
         try:
             return self._run(scope, answers, ctx)
         except AnswerMismatch:
@@ -177,6 +198,8 @@ class Machine:
     ) -> NeedInput | Outcome:
         blocked: set[str] = set()
         pending: list[Question] = []
+        # NOTE: the inputs as called are copied only for a tool with a default approval key.
+        approving = Approving(ctx, dict(scope) if self.remembers else scope)
         for step in self.steps:
             if not step.deps.isdisjoint(blocked):
                 blocked |= {step.name} if isinstance(step, ReadStep) else step.outputs
@@ -191,16 +214,24 @@ class Machine:
                 continue
             question = Question(step.name, str(step.message(scope)), step.form.render(scope))
             answer = answers.answer_for(question)
+            key = approving.key(step.remember, scope)
+            if answer is None and approving.remembered(step.name, step.remember, key, scope):
+                continue
             if answer is None:
                 pending.append(question)
                 blocked |= step.outputs
                 continue
             ending = self._apply(step, question.schema, answer, scope)
             if ending is not None:
-                return replace(Outcome.from_value(step.endings[ending](scope)), ending=ending)
+                outcome = Outcome.from_value(step.endings[ending](scope))
+                return replace(outcome, ending=ending, approvals=approving.used)
+            if step.confirm:
+                approving.ticked(step.name, step.remember, key)
         if pending:
             return NeedInput(tuple(pending))
-        return ctx.once(lambda: self._act(scope, ctx))
+        approving.keep()
+        outcome = ctx.once(lambda: self._act(scope, ctx))
+        return replace(outcome, approvals=approving.used) if approving.used else outcome
 
     def _read(self, step: ReadStep, scope: Mapping[str, Any], ctx: CallContext) -> Any:
         """A read's value, if it comes within the read's time limit.
@@ -226,12 +257,11 @@ class Machine:
     ) -> Ending | None:
         """Bind an answer into scope; return how the call ends, or None to go on."""
         action = answer.get("action") if isinstance(answer, Mapping) else None
-        if action == "decline":
-            scope[step.name] = {"action": "decline", "content": {}}
-            return "declined"
-        if action == "cancel":
-            scope[step.name] = {"action": "cancel", "content": {}}
-            return "cancelled"
+        if action in ("decline", "cancel"):
+            scope[step.name] = {"action": action, "content": {}}
+            if step.confirm:
+                scope[step.name]["remembered"] = False
+            return "declined" if action == "decline" else "cancelled"
         if action != "accept":
             raise AnswerMismatch(
                 step.name,
@@ -240,8 +270,10 @@ class Machine:
         content = step.form.check(step.name, schema, answer.get("content"))
         scope.update(content)
         scope[step.name] = {"action": "accept", "content": content}
-        if step.confirm and content.get("confirm") is not True:
-            return "unticked"
+        if step.confirm:
+            scope[step.name]["remembered"] = False
+            if content.get("confirm") is not True:
+                return "unticked"
         return None
 
     def _act(self, scope: Mapping[str, Any], ctx: CallContext) -> Outcome:
@@ -252,7 +284,8 @@ class Machine:
         except ToolError as exc:
             return Outcome(Outcome.error(exc.message).content, is_error=True, acted=True)
         except Exception:
-            return self._incident(ctx)
+            # NOTE: the act started, and may have changed something before it failed.
+            return replace(self._incident(ctx), acted=True)
         try:
             return Outcome(content_blocks(value), acted=True)
         except ContentError as exc:

@@ -18,8 +18,11 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 __all__ = [
+    "NO_APPROVALS",
     "Answer",
     "Answers",
+    "Approvals",
+    "Approved",
     "CallContext",
     "Ending",
     "NeedInput",
@@ -89,6 +92,51 @@ def given(answers: Mapping[str, Answer]) -> Answers:
 
 
 @dataclass(frozen=True)
+class Approved:
+    """A confirm the call went past: ticked by the user in this call, or remembered.
+
+    Attributes:
+        question: The confirm step's name.
+        remembered: True when an earlier yes spared the user the question.
+        key: The approval's key, for a confirm that remembers (``remember:``); else None.
+    """
+
+    question: str
+    remembered: bool
+    key: str | None = None
+
+
+class Approvals(Protocol):
+    """Where confirms with ``remember:`` find and keep a yes, bound to the caller and the tool.
+
+    The protocol layer binds one to the caller and the tool of each round (and keeps the yes
+    in the shared store); without one, nothing is remembered (:data:`NO_APPROVALS`).
+    """
+
+    def remembered(self, question: str, key: str) -> bool:
+        """Whether a yes to ``question`` about ``key`` is remembered now."""
+        ...
+
+    def remember(self, question: str, key: str, for_s: float) -> None:
+        """Keep a yes to ``question`` about ``key`` for ``for_s`` seconds from now."""
+        ...
+
+
+class _NoApprovals:
+    """Remembers nothing: every confirm is asked."""
+
+    def remembered(self, question: str, key: str) -> bool:
+        return False
+
+    def remember(self, question: str, key: str, for_s: float) -> None:
+        return None
+
+
+NO_APPROVALS: Approvals = _NoApprovals()
+"""The approvals of a call that remembers nothing (dry runs, tests of the machine alone)."""
+
+
+@dataclass(frozen=True)
 class NeedInput:
     """The machine stopped at questions that need the user's answers before it can go on."""
 
@@ -107,6 +155,8 @@ class Outcome:
         replayed: True when the act ran in an earlier request and this is its record.
         incident: The incident id of an internal failure, also in the log.
         ending: How the user ended the call without the act, when they did.
+        approvals: The confirms the call went past, asked or remembered (for the audit
+            trail; a replayed record has none).
     """
 
     content: list[dict[str, Any]]
@@ -116,6 +166,7 @@ class Outcome:
     incident: str | None = None
     replayed: bool = False
     ending: Ending | None = None
+    approvals: tuple[Approved, ...] = ()
 
     @classmethod
     def from_value(cls, value: Any, *, acted: bool = False) -> Outcome:
@@ -185,6 +236,8 @@ class CallContext:
         once: The at-most-once guard around the act (the store's, when serving).
         report: Where :meth:`progress` sends reports: set by the protocol when the client asked
             for progress and can receive it; None makes :meth:`progress` a no-op.
+        approvals: Where confirms with ``remember:`` find and keep a yes (the store's, bound to
+            this principal and tool, when serving).
     """
 
     principal: str = "anonymous"
@@ -196,6 +249,7 @@ class CallContext:
     round: int = 1
     once: Once = act_directly
     report: ProgressSink | None = None
+    approvals: Approvals = NO_APPROVALS
 
     def progress(
         self, progress: float, total: float | None = None, message: str | None = None

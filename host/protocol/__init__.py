@@ -9,7 +9,7 @@ Where things live: ``core`` advances a call one round; ``answers`` owns which an
 edge; ``modern`` and ``legacy`` (with ``sessions``, ``relay`` and ``fallback``) are the two eras;
 ``listen`` is a legacy session's GET stream; ``elicitation`` is the kill switches' one decision;
 ``state`` and ``seal`` make the tokens a client carries; ``events`` tells observers about rounds
-and refused requests.
+and refused requests; ``approvals`` binds a round's remembered approvals to its caller and tool.
 """
 
 from __future__ import annotations

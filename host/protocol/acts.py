@@ -104,11 +104,13 @@ class Acts:
                     "an act ran past its time limit",
                     extra={"event": "act_overran", "tool": tool, "incident": incident},
                 )
-                return Outcome.error(
+                overran = Outcome.error(
                     f"The action of {tool} did not finish within {limit_s:g} seconds and is still "
                     f"running (incident {incident}); this call cannot return its result.",
                     incident=incident,
                 )
+                # NOTE: the act started and goes on: it is this call's act (metrics, audit).
+                return replace(overran, acted=True)
 
         return once
 

@@ -20,6 +20,7 @@ as it reads now (:meth:`Ledger.answer_for`), and questions asked again drop thei
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,17 +55,20 @@ class Ledger:
         asked: Questions the previous round asked, by key, with their digests: the only keys
             whose answers this round takes.
         accepted: Answers accepted in earlier rounds, by key.
+        started: When the call's first round started (Unix time), for the audit trail's
+            duration; 0 when unknown.
     """
 
     nonce: str
     round: int = 1
     asked: Mapping[str, str] = field(default_factory=dict)
     accepted: Mapping[str, Accepted] = field(default_factory=dict)
+    started: float = 0.0
 
     @classmethod
     def start(cls) -> Ledger:
         """The ledger of a new call: a fresh nonce, nothing asked, nothing accepted."""
-        return cls(secrets.token_urlsafe(16))
+        return cls(secrets.token_urlsafe(16), started=time.time())
 
     def take(self, responses: Mapping[str, Any], fields: Callable[[str], frozenset[str]]) -> Ledger:
         """This round's answers added: only those to questions the previous round asked.
@@ -81,7 +85,7 @@ class Ledger:
         }
         if not taken:
             return self
-        return Ledger(self.nonce, self.round, self.asked, {**self.accepted, **taken})
+        return Ledger(self.nonce, self.round, self.asked, {**self.accepted, **taken}, self.started)
 
     def answer_for(self, question: Question) -> Answer | None:
         """The answer to ``question`` as it reads now; None when it must be asked (again)."""
@@ -91,8 +95,12 @@ class Ledger:
         return accepted.answer
 
     def answered(self, keys: Iterable[str]) -> dict[str, str]:
-        """The action of each accepted answer among ``keys`` (for logs and the audit trail)."""
+        """The action of each accepted answer among ``keys`` (for logs and metrics)."""
         return {k: str(self.accepted[k].answer.get("action")) for k in keys if k in self.accepted}
+
+    def answers(self) -> dict[str, Answer]:
+        """Every accepted answer by key, ``{action, content}`` (for the audit trail)."""
+        return {k: v.answer for k, v in self.accepted.items()}
 
     def stale(self, questions: Iterable[Question]) -> tuple[str, ...]:
         """Keys of ``questions`` that had an answer to an earlier text of the question."""
@@ -102,7 +110,7 @@ class Ledger:
         """The ledger of the round that answers ``questions``: their old answers dropped."""
         asked = {q.key: q.digest() for q in questions}
         kept = {k: v for k, v in self.accepted.items() if k not in asked}
-        return Ledger(self.nonce, self.round + 1, asked, kept)
+        return Ledger(self.nonce, self.round + 1, asked, kept, self.started)
 
     def to_payload(self) -> dict[str, Any]:
         """The ledger as compact JSON-ready data: the one encoding every carrier uses."""
@@ -111,6 +119,7 @@ class Ledger:
             "r": self.round,
             "k": dict(self.asked),
             "a": {k: [v.digest, dict(v.answer)] for k, v in self.accepted.items()},
+            "t": round(self.started, 3),
         }
 
     @classmethod
@@ -122,16 +131,21 @@ class Ledger:
         """
         try:
             nonce, round_, asked, accepted = data["n"], data["r"], data["k"], data["a"]
+            # NOTE: a state sealed before the start time was carried reads as "unknown".
+            started = data.get("t", 0.0)
             ledger = cls(
                 nonce,
                 round_,
                 asked,
                 {k: Accepted(d, a) for k, (d, a) in accepted.items()},
+                started,
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             raise ValueError("not a call ledger") from None
         if not (
-            isinstance(nonce, str)
+            isinstance(started, int | float)
+            and not isinstance(started, bool)
+            and isinstance(nonce, str)
             and isinstance(round_, int)
             and round_ >= 1
             and _strings(asked)

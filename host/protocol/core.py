@@ -19,9 +19,18 @@ from typing import Any
 
 from host.auth import missing_scopes
 from host.errors import AnswerMismatch, ProtocolError, ScopeError
-from host.machine import CallContext, Machine, NeedInput, Outcome, ProgressSink, Question
+from host.machine import (
+    NO_APPROVALS,
+    CallContext,
+    Machine,
+    NeedInput,
+    Outcome,
+    ProgressSink,
+    Question,
+)
 from host.protocol.acts import Acts
 from host.protocol.answers import Ledger
+from host.protocol.approvals import StoreApprovals
 from host.protocol.context import RequestContext
 from host.protocol.elicitation import ELICITATION_DISABLED_MESSAGE, Elicitation
 from host.protocol.events import LogObserver, Observer, Refusal, Round, notify, notify_refused
@@ -211,6 +220,10 @@ class ToolHost:
             time.monotonic(),
             version=call.version,
             trace=call.trace,
+            nonce=call.ledger.nonce,
+            call_started=call.ledger.started,
+            arguments=call.arguments,
+            redact=call.machine.audit_redact,
         )
         try:
             return self._advance(call, event)
@@ -228,7 +241,7 @@ class ToolHost:
         if ledger.round > 1:
             recorded = self.acts.recorded(ledger.nonce, machine.name)
             if recorded is not None:
-                return self._finished(event, recorded)
+                return self._finished(event, recorded, ledger)
         try:
             result = machine.run(call.arguments, ledger, self._context(call, ledger))
         except AnswerMismatch as exc:
@@ -239,12 +252,15 @@ class ToolHost:
             return self._ask(call, ledger, result, event)
         if ledger.round > 1 and not result.acted:
             result = self.acts.settle(ledger.nonce, result, machine.name)
-        return self._finished(event, result)
+        return self._finished(event, result, ledger)
 
     def _ask(self, call: Call, ledger: Ledger, need: NeedInput, event: Round) -> Asked:
         event.outcome = "input_required"
         event.asked = tuple(q.key for q in need.questions)
         event.reasked = ledger.stale(need.questions)
+        if not (self.elicitation.enabled and call.can_ask):
+            # NOTE: either refusal below ends the call: the same round would be refused again.
+            event.ends, event.call_answers = True, ledger.answers()
         if not self.elicitation.enabled:
             raise error(
                 ELICITATION_DISABLED,
@@ -261,12 +277,15 @@ class ToolHost:
         return Asked(need.questions, ledger.next(need.questions))
 
     @staticmethod
-    def _finished(event: Round, outcome: Outcome) -> Finished:
+    def _finished(event: Round, outcome: Outcome, ledger: Ledger) -> Finished:
         event.outcome = "error" if outcome.is_error else "complete"
         event.acted = outcome.acted and not outcome.replayed
         event.replayed = outcome.replayed
         event.incident = outcome.incident
         event.ending = outcome.ending
+        event.ends = True
+        event.call_answers = ledger.answers()
+        event.approvals = outcome.approvals
         return Finished(outcome)
 
     def _context(self, call: Call, ledger: Ledger) -> CallContext:
@@ -288,4 +307,9 @@ class ToolHost:
                 else Acts.first_round(call.machine.name, call.machine.act_timeout_s)
             ),
             report=call.progress,
+            approvals=(
+                StoreApprovals(self.store, request.principal, call.machine.name)
+                if call.machine.remembers
+                else NO_APPROVALS
+            ),
         )

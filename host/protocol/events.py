@@ -5,6 +5,10 @@ which tool, which round, who called, what was asked, how the user answered, whet
 was replayed, how it ended, how long it took. The core fills one :class:`Round` per round and hands
 it to each :class:`Observer`; nobody else re-derives those facts, so they cannot drift apart.
 
+Some facts are for the audit trail alone and are filled in only by the round that ends a call
+(:attr:`Round.ends`): the call's arguments, every answer's content and the approvals it went
+past. No other observer may write them anywhere (the log line never holds arguments or answers).
+
 Requests refused before any round runs (a bad token, a missing scope, a ``requestState`` that
 does not open) are told the same way, as one :class:`Refusal` each, by the code that refuses
 them, to the observers that want them (:class:`RefusalObserver`): :func:`notify_refused`.
@@ -16,6 +20,8 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
+
+from host.machine import Approved
 
 __all__ = [
     "LogObserver",
@@ -58,6 +64,18 @@ class Round:
         method: The MCP method the round answers (``tools/call``).
         version: The MCP revision the client speaks, when known.
         trace: The caller's W3C trace context (``traceparent``, ``tracestate``), when it sent one.
+        nonce: The call's nonce, the same in every round of one call (and in concurrent copies
+            of its final round): the audit trail keeps one record per nonce.
+        call_started: When the call's first round started (Unix time; 0 when unknown).
+        arguments: The call's arguments (never logged).
+        redact: The fields the tool's ``audit: {redact}`` names.
+        ends: This round ended the call: it finished (a result, a tool error, a question's
+            ending), or it was refused in a way the call cannot get past (questions switched
+            off, a client that cannot answer). A round that asks, or whose answer did not fit
+            its form (the client may send it again), does not end the call.
+        call_answers: When the round ends the call, every answer the call took, by key:
+            ``{action, content}`` (never logged).
+        approvals: When the round ends the call, the confirms it went past.
     """
 
     tool: str
@@ -77,6 +95,13 @@ class Round:
     method: str = "tools/call"
     version: str | None = None
     trace: Mapping[str, str] = field(default_factory=dict)
+    nonce: str = ""
+    call_started: float = 0.0
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    redact: frozenset[str] = frozenset()
+    ends: bool = False
+    call_answers: Mapping[str, Any] = field(default_factory=dict)
+    approvals: tuple[Approved, ...] = ()
 
 
 RefusalKind = Literal["unauthenticated", "forbidden", "state"]

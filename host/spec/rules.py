@@ -188,8 +188,10 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
     (
         "redact-field",
         "error",
-        "`audit.redact` names something that is neither an input nor a form field of the tool.",
-        "Name an input or form field (the message lists them), or remove it.",
+        "`audit.redact` names something that is neither an input nor a form field of the tool, "
+        "or a `remember.key` uses a redacted field (an approval's key is stored as rendered).",
+        "Name an input or form field (the message lists them), or remove it; keep redacted "
+        "fields out of `remember.key`.",
     ),
     # Order: questions before side effects.
     (

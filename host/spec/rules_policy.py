@@ -2,7 +2,8 @@
 
 The schema pass checks the shape of ``remember:``, ``timeout:``, ``timeouts:``, ``scopes:`` and
 ``audit:``; the rules here check what a shape cannot say: that a remembered yes lasts at most 30
-days, and that ``audit.redact`` names fields the tool has.
+days, that ``audit.redact`` names fields the tool has, and that no ``remember.key`` writes a
+redacted field into the store (an approval's key is kept, and listed, as rendered).
 """
 
 from __future__ import annotations
@@ -11,19 +12,23 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from jinja2 import TemplateSyntaxError
+
 from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
 from host.spec.durations import DURATION_PATTERN, DurationError, format_duration, parse_duration
 from host.spec.load import Document, YPath
-from host.spec.model import REMEMBER_MAX_S, Ask
+from host.spec.model import REMEMBER_MAX_S, Ask, Confirm
 from host.spec.rules import did_you_mean, error, one_of
+from host.spec.rules_templates import used_names
 
 __all__ = ["check_durations", "check_policy"]
 
 
 def check_policy(doc: ToolDoc) -> list[Diagnostic]:
-    """``redact-field``: ``audit.redact`` names only the tool's input and form fields."""
-    return _redact(doc)
+    """``redact-field``: ``audit.redact`` names only the tool's input and form fields, and no
+    ``remember.key`` uses one of them."""
+    return _redact(doc) + _redacted_keys(doc)
 
 
 def check_durations(doc: Document) -> list[Diagnostic]:
@@ -89,4 +94,30 @@ def _redact(doc: ToolDoc) -> list[Diagnostic]:
                 f"'{tool.name}', so nothing would be redacted; its fields: {listed}.{hint}",
             )
         )
+    return found
+
+
+def _redacted_keys(doc: ToolDoc) -> list[Diagnostic]:
+    hidden = set(doc.tool.audit_redact)
+    found: list[Diagnostic] = []
+    for index, step in enumerate(doc.tool.steps):
+        key = step.remember.key if isinstance(step, Confirm) and step.remember else None
+        if not hidden or key is None:
+            continue
+        try:
+            used = sorted(used_names(key) & hidden)
+        except TemplateSyntaxError:  # NOTE: the template rules report a key that does not parse
+            continue
+        if used:
+            found.append(
+                error(
+                    doc.locs.value(("steps", index, "remember", "key")),
+                    "redact-field",
+                    f"remember.key uses {', '.join(repr(n) for n in used)}, which audit.redact "
+                    "keeps out of the "
+                    "store, but an approval's key is stored (and listed by host approvals list) "
+                    "as rendered; leave the field out of the key, or remove key: to use the "
+                    "default key, a digest of the arguments",
+                )
+            )
     return found

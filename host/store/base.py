@@ -1,13 +1,19 @@
 """The shared store's contract, and the small helpers every backend uses.
 
-The protocol layer keeps four kinds of record here, and each needs every worker process (and, with
+The protocol layer keeps these kinds of record here, and each needs every worker process (and, with
 Redis, every host instance) to see the same thing:
 
 * act claims: :meth:`Store.claim_act` lets exactly one caller run an act for a key, and records
   what became of it (its result, or that its result is unknown);
 * single-use claims: :meth:`Store.add` inserts only if absent, so a token is spent once;
 * records: :meth:`Store.get`, :meth:`Store.put` and :meth:`Store.delete`;
-* relayed answers: :meth:`Store.push` and :meth:`Store.pop` hand a value from one worker to another.
+* relayed answers: :meth:`Store.push` and :meth:`Store.pop` hand a value from one worker to another;
+* remembered approvals (:class:`host.store.records.Approval`): :meth:`Store.grant_approval`,
+  :meth:`Store.find_approval`, listed and revoked by id, principal or tool; each expires exactly
+  when its duration ends;
+* audit records (:class:`host.store.records.AuditRecord`): one per call, written by
+  :meth:`Store.write_audit`, read newest first by :meth:`Store.audit_records`, and deleted past
+  the retention period by :meth:`Store.prune_audit`.
 
 Every record has a time to live. Expired records are invisible at once and deleted lazily. Act
 keys, record keys and queue keys are three separate namespaces.
@@ -53,7 +59,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from host.store.records import Approval, AuditRecord
 
 __all__ = [
     "DEFAULT_LEASE_S",
@@ -204,6 +213,77 @@ class Store(Protocol):
         Returns:
             The value, or None if none arrived in time. ``timeout_s <= 0`` does not wait.
         """
+        ...
+
+    def grant_approval(
+        self, principal: str, tool: str, question: str, key: str, ttl_s: float
+    ) -> Approval:
+        """Remember a yes for ``ttl_s`` seconds from now, replacing the same approval's earlier one.
+
+        Returns:
+            The approval kept; its id is :func:`host.store.records.approval_id` of the four.
+        """
+        ...
+
+    def find_approval(self, approval: str) -> Approval | None:
+        """The approval with this id, if it is remembered now (not expired, not revoked)."""
+        ...
+
+    def approvals(self, *, principal: str | None = None, tool: str | None = None) -> list[Approval]:
+        """The approvals remembered now, of ``principal`` and ``tool`` when given; oldest first."""
+        ...
+
+    def revoke_approvals(
+        self,
+        *,
+        approval: str | None = None,
+        principal: str | None = None,
+        tool: str | None = None,
+    ) -> int:
+        """Forget the approvals matching every filter given (at least one); how many there were.
+
+        Raises:
+            ValueError: No filter was given.
+        """
+        ...
+
+    def write_audit(self, record: AuditRecord, *, rank: int, keep_s: float) -> bool:
+        """Write the audit record of a call, in one step.
+
+        A call has one record: a write for a call that has one already replaces it only with a
+        higher ``rank`` (:data:`host.store.records.ACTED` over :data:`~host.store.records.ENDED`).
+
+        Args:
+            record: The record.
+            rank: How much this writer knows of the call.
+            keep_s: The retention period: Redis expires the record after it; SQLite keeps it
+                until :meth:`prune_audit`.
+
+        Returns:
+            True if the record was written.
+        """
+        ...
+
+    def audit_records(
+        self,
+        *,
+        tool: str | None = None,
+        principal: str | None = None,
+        since: float | None = None,
+        limit: int = 100,
+    ) -> list[AuditRecord]:
+        """The newest records that match every filter given, newest first.
+
+        Args:
+            tool: Only this tool's calls.
+            principal: Only this caller's calls.
+            since: Only calls that ended at this Unix time or later.
+            limit: At most this many records.
+        """
+        ...
+
+    def prune_audit(self, before: float) -> int:
+        """Delete the records of calls that ended before ``before`` (Unix time); how many."""
         ...
 
     def health(self) -> str | None:

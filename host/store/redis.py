@@ -1,11 +1,13 @@
 """The shared store in Redis, for host instances on several machines.
 
-Records live under ``<prefix>v:<key>``. Act
-claims (:mod:`host.store.redis_acts`) live under ``<prefix>a:<key>`` and ``<prefix>l:<key>``, and
-queues under ``<prefix>q:<key>`` (``RPUSH``/``LPOP`` with the key's expiry; each push is announced
-on ``<prefix>pushed`` for :mod:`host.store.redis_watch`, so a waiting ``pop`` holds no connection
-of its own). Token checks that must be atomic are small Lua scripts. redis-py is imported only
-here, so it stays an optional dependency (``pip install 'host[redis]'``).
+Records live under ``<prefix>v:<key>``. Act claims (:mod:`host.store.redis_acts`) live under
+``<prefix>a:<key>`` and ``<prefix>l:<key>``, approvals under ``<prefix>ap``
+(:mod:`host.store.redis_approvals`), audit records under ``<prefix>au:``
+(:mod:`host.store.redis_audit`), and queues under ``<prefix>q:<key>`` (``RPUSH``/``LPOP`` with
+the key's expiry; each push is announced on ``<prefix>pushed`` for :mod:`host.store.redis_watch`,
+so a waiting ``pop`` holds no connection of its own). Token checks that must be atomic are small
+Lua scripts. redis-py is imported only here, so it stays an optional dependency
+(``pip install 'host[redis]'``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,16 @@ from host.store.acts import HeldClaim, check_claim, new_token, wait_until_settle
 from host.store.base import DEFAULT_LEASE_S, ActClaim, ActState, Risk, check_ttl
 from host.store.durability import redis_risks, unchecked_redis
 from host.store.leases import LeaseKeeper
+from host.store.records import (
+    Approval,
+    AuditRecord,
+    check_filters,
+    check_limit,
+    check_revoke,
+)
 from host.store.redis_acts import Scripts, ms
+from host.store.redis_approvals import RedisApprovals
+from host.store.redis_audit import RedisAudit
 from host.store.redis_watch import RedisWatcher
 from host.store.waiting import pop_waiting
 
@@ -101,6 +112,8 @@ class RedisStore:
             self._client: Any = redis.Redis(connection_pool=pool)
             self._client.ping()
         self._acts = Scripts(self._client, prefix)
+        self._approvals = RedisApprovals(self._client, prefix)
+        self._audit = RedisAudit(self._client, prefix)
         self._keeper = LeaseKeeper(self._renew, lease_s, self._url)
         self._watcher = RedisWatcher(self._client, prefix, recheck_s, self._error, self._url)
 
@@ -193,6 +206,65 @@ class RedisStore:
         with self._errors("read"):
             value = self._client.lpop(self._prefix + "q:" + key)
         return None if value is None else str(value)
+
+    # -- approvals and audit records -------------------------------------------------------------
+
+    def grant_approval(
+        self, principal: str, tool: str, question: str, key: str, ttl_s: float
+    ) -> Approval:
+        """Remember a yes; see :meth:`host.store.base.Store.grant_approval`."""
+        approval = Approval.new(principal, tool, question, key, ttl_s)
+        with self._errors("remember an approval in"):
+            self._approvals.grant(approval, ttl_s)
+        return approval
+
+    def find_approval(self, approval: str) -> Approval | None:
+        """A live approval by id; see :meth:`host.store.base.Store.find_approval`."""
+        with self._errors("read"):
+            return self._approvals.find(approval)
+
+    def approvals(self, *, principal: str | None = None, tool: str | None = None) -> list[Approval]:
+        """Live approvals; see :meth:`host.store.base.Store.approvals`."""
+        check_filters(principal=principal, tool=tool)
+        with self._errors("read"):
+            return self._approvals.listed(principal, tool)
+
+    def revoke_approvals(
+        self,
+        *,
+        approval: str | None = None,
+        principal: str | None = None,
+        tool: str | None = None,
+    ) -> int:
+        """Forget approvals; see :meth:`host.store.base.Store.revoke_approvals`."""
+        check_revoke(approval, principal, tool)
+        with self._errors("revoke approvals in"):
+            return self._approvals.revoke(approval, principal, tool)
+
+    def write_audit(self, record: AuditRecord, *, rank: int, keep_s: float) -> bool:
+        """Write a call's record; see :meth:`host.store.base.Store.write_audit`."""
+        check_ttl(keep_s, "keep_s")
+        with self._errors("write an audit record to"):
+            return self._audit.write(record, rank, keep_s)
+
+    def audit_records(
+        self,
+        *,
+        tool: str | None = None,
+        principal: str | None = None,
+        since: float | None = None,
+        limit: int = 100,
+    ) -> list[AuditRecord]:
+        """Read records, newest first; see :meth:`host.store.base.Store.audit_records`."""
+        check_filters(tool=tool, principal=principal)
+        check_limit(limit)
+        with self._errors("read"):
+            return self._audit.query(tool, principal, since, limit)
+
+    def prune_audit(self, before: float) -> int:
+        """Delete old records; see :meth:`host.store.base.Store.prune_audit`."""
+        with self._errors("prune the audit records of"):
+            return self._audit.prune(before)
 
     # -- the store as a whole --------------------------------------------------------------------
 

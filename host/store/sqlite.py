@@ -5,7 +5,8 @@ transaction, so two processes cannot both see a key free and both take it. Act c
 results are committed with ``synchronous = FULL`` (they survive a power loss); other records with
 ``NORMAL`` (they survive a crash of the process). Connections, file modes and the check that the
 file is still the one opened live in :mod:`host.store.sqlite_pool`; act claims' SQL in
-:mod:`host.store.sqlite_acts`; waking waiting ``pop`` callers in :mod:`host.store.sqlite_watch`.
+:mod:`host.store.sqlite_acts`, approvals' in :mod:`host.store.sqlite_approvals`, audit records' in
+:mod:`host.store.sqlite_audit`; waking waiting ``pop`` callers in :mod:`host.store.sqlite_watch`.
 """
 
 from __future__ import annotations
@@ -19,17 +20,22 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from host.errors import StoreError
-from host.store import sqlite_acts
+from host.store import sqlite_acts, sqlite_approvals, sqlite_audit
 from host.store.acts import HeldClaim, check_claim, new_token, wait_until_settled
 from host.store.base import DEFAULT_LEASE_S, ActClaim, ActState, Risk, check_ttl
 from host.store.leases import LeaseKeeper
+from host.store.records import Approval, AuditRecord, check_filters, check_limit, check_revoke
 from host.store.sqlite_pool import Connections
 from host.store.sqlite_watch import SqliteWatcher
 from host.store.waiting import pop_waiting
 
-__all__ = ["SqliteStore"]
+__all__ = ["AUDIT_WAIT_S", "SqliteStore"]
 
 log = logging.getLogger("host.store")
+
+#: How long an audit record's write waits for another process's write lock. Writers hold it for
+#: well under a millisecond; a lock held longer is a stuck writer, and the record is given up.
+AUDIT_WAIT_S = 1.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS store_records (
@@ -82,7 +88,14 @@ class SqliteStore:
         self._pool = Connections(self.path, busy_timeout_s)
         with self._pool.connection() as conn:
             # executescript() runs the text as is, so this is one transaction of its own.
-            conn.executescript("BEGIN IMMEDIATE;" + _SCHEMA + sqlite_acts.SCHEMA + "COMMIT;")
+            conn.executescript(
+                "BEGIN IMMEDIATE;"
+                + _SCHEMA
+                + sqlite_acts.SCHEMA
+                + sqlite_approvals.SCHEMA
+                + sqlite_audit.SCHEMA
+                + "COMMIT;"
+            )
         self._keeper = LeaseKeeper(self._renew, lease_s, repr(self))
         self._watcher = SqliteWatcher(self._pool, watch_every_s)
 
@@ -202,6 +215,69 @@ class SqliteStore:
                 return str(row[1])
             # another worker took it first; look again at once
 
+    # -- approvals and audit records -------------------------------------------------------------
+
+    def grant_approval(
+        self, principal: str, tool: str, question: str, key: str, ttl_s: float
+    ) -> Approval:
+        """Remember a yes; see :meth:`host.store.base.Store.grant_approval`."""
+        approval = Approval.new(principal, tool, question, key, ttl_s)
+        with self._write() as conn:
+            sqlite_approvals.grant(conn, approval)
+        return approval
+
+    def find_approval(self, approval: str) -> Approval | None:
+        """A live approval by id; see :meth:`host.store.base.Store.find_approval`."""
+        with self._pool.connection() as conn:
+            return sqlite_approvals.find(conn, approval)
+
+    def approvals(self, *, principal: str | None = None, tool: str | None = None) -> list[Approval]:
+        """Live approvals; see :meth:`host.store.base.Store.approvals`."""
+        check_filters(principal=principal, tool=tool)
+        with self._pool.connection() as conn:
+            return sqlite_approvals.listed(conn, principal, tool)
+
+    def revoke_approvals(
+        self,
+        *,
+        approval: str | None = None,
+        principal: str | None = None,
+        tool: str | None = None,
+    ) -> int:
+        """Forget approvals; see :meth:`host.store.base.Store.revoke_approvals`."""
+        check_revoke(approval, principal, tool)
+        with self._write() as conn:
+            return sqlite_approvals.revoke(conn, approval, principal, tool)
+
+    def write_audit(self, record: AuditRecord, *, rank: int, keep_s: float) -> bool:
+        """Write a call's record; see :meth:`host.store.base.Store.write_audit`.
+
+        NOTE: it waits at most :data:`AUDIT_WAIT_S` for another process's write lock, not the
+        usual busy timeout: a stuck writer must not hold every call's answer for that long.
+        """
+        check_ttl(keep_s, "keep_s")
+        with self._pool.write(wait_s=AUDIT_WAIT_S) as conn:
+            return sqlite_audit.write(conn, record, rank)
+
+    def audit_records(
+        self,
+        *,
+        tool: str | None = None,
+        principal: str | None = None,
+        since: float | None = None,
+        limit: int = 100,
+    ) -> list[AuditRecord]:
+        """Read records, newest first; see :meth:`host.store.base.Store.audit_records`."""
+        check_filters(tool=tool, principal=principal)
+        check_limit(limit)
+        with self._pool.connection() as conn:
+            return sqlite_audit.query(conn, tool, principal, since, limit)
+
+    def prune_audit(self, before: float) -> int:
+        """Delete old records; see :meth:`host.store.base.Store.prune_audit`."""
+        with self._write() as conn:
+            return sqlite_audit.prune(conn, before)
+
     # -- the store as a whole --------------------------------------------------------------------
 
     def health(self) -> str | None:
@@ -255,3 +331,4 @@ class SqliteStore:
         conn.execute("DELETE FROM store_records WHERE expires <= ?", (now,))
         conn.execute("DELETE FROM store_queue WHERE expires <= ?", (now,))
         conn.execute("DELETE FROM store_acts WHERE expires <= ?", (now,))
+        conn.execute("DELETE FROM store_approvals WHERE expires <= ?", (now,))

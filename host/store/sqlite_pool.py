@@ -151,12 +151,16 @@ class Connections:
             raise StoreError(f"the SQLite store {self.path} failed: {exc}") from exc
 
     @contextmanager
-    def write(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
+    def write(
+        self, *, durable: bool = False, wait_s: float | None = None
+    ) -> Iterator[sqlite3.Connection]:
         """A connection in a ``BEGIN IMMEDIATE`` transaction, committed if the block succeeds.
 
         Args:
             durable: Commit with ``synchronous = FULL``: the transaction survives a power loss,
                 at the cost of an fsync of the write-ahead log.
+            wait_s: Wait at most this long for another process's write lock (instead of
+                ``busy_timeout_s``).
 
         Raises:
             host.errors.StoreError: The store's file was replaced, or SQLite failed.
@@ -166,15 +170,20 @@ class Connections:
             if durable:
                 # NOTE: the level cannot change inside a transaction, so it is set around it.
                 conn.execute("PRAGMA synchronous = FULL")
+            if wait_s is not None:
+                conn.execute(f"PRAGMA busy_timeout = {int(wait_s * 1000)}")
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 yield conn
                 conn.execute("COMMIT")
             finally:
+                # NOTE: a pragma cannot run inside the transaction a failed block left open.
+                if (durable or wait_s is not None) and conn.in_transaction:
+                    conn.rollback()
                 if durable:
-                    if conn.in_transaction:
-                        conn.rollback()
                     conn.execute("PRAGMA synchronous = NORMAL")
+                if wait_s is not None:
+                    conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
 
     def close(self) -> None:
         """Close this process's idle connections; ones in use close when handed back."""

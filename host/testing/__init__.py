@@ -7,12 +7,15 @@ app serving your specs. Outside pytest, :func:`serve` gives the same client.
 from host.client.answers import Answers, Elicitation, UnansweredQuestion
 from host.client.match import like
 from host.client.mcp import McpClient
+from host.client.records import ApprovalsKit, AuditKit
 from host.client.results import CallResult, ProtocolViolation, ToolList
 from host.client.wire import RawResponse, RpcError, WsgiTransport
 from host.testing.harness import serve
 
 __all__ = [
     "Answers",
+    "ApprovalsKit",
+    "AuditKit",
     "CallResult",
     "Elicitation",
     "McpClient",

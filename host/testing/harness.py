@@ -14,8 +14,10 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from host.assembly import assemble
 from host.auth import ANONYMOUS, Issued
 from host.client.mcp import McpClient
+from host.client.records import ApprovalsKit, AuditKit
 from host.client.wire import WsgiTransport
 from host.settings import Settings
 from host.spec.model import Project
@@ -76,6 +78,9 @@ def serve(
 ) -> Iterator[McpClient]:
     """A client of the real WSGI app serving ``specs_dir``, with ``data_dir`` as its data.
 
+    The client reaches the app's store too: ``mcp.approvals`` and ``mcp.audit``. The store is
+    closed when the block ends.
+
     Args:
         specs_dir: The spec directory.
         handlers_dir: The handlers directory (``handlers`` beside ``specs_dir`` when None).
@@ -86,7 +91,7 @@ def serve(
     Raises:
         host.errors.SpecError: The specs have problems.
     """
-    from host.web.app import create_app
+    from host.web.app import build_app
 
     data_dir.mkdir(parents=True, exist_ok=True)
     settings = Settings(
@@ -103,5 +108,14 @@ def serve(
     issued = Issued()
     token = issued.mint(ANONYMOUS.principal, project.scopes)
     with patched_env(values):
-        app = create_app(settings=settings, project=project, authenticator=issued)
-        yield McpClient(WsgiTransport(app, token=token), issue=issued.mint)
+        served = assemble(settings, project)
+        try:
+            app = build_app(served, issued)
+            yield McpClient(
+                WsgiTransport(app, token=token),
+                issue=issued.mint,
+                approvals=ApprovalsKit(served.store, served.machines),
+                audit=AuditKit(served.store),
+            )
+        finally:
+            served.store.close()

@@ -3,7 +3,8 @@
 Installed with the package (entry point ``pytest11: host``), so a project that installs host gets:
 
 - ``mcp``: a :class:`~host.client.mcp.McpClient` of the real WSGI app serving the spec
-  directory, in-process, with a fresh data directory per test (``$HOST_DATA_DIR``);
+  directory, in-process, with a fresh data directory per test (``$HOST_DATA_DIR``); its
+  ``mcp.approvals`` and ``mcp.audit`` reach the app's store (remembered approvals, the audit trail);
 - ``host_specs`` / ``host_handlers`` / ``host_data_dir`` / ``host_env``: the pieces ``mcp`` is
   made of, each a fixture a test module or ``conftest.py`` may override;
 - one test item per ``examples:`` entry of the spec files pytest is asked to collect (add the spec

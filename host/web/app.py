@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import falcon
 
-from host.assembly import assemble
+from host.assembly import Assembly, assemble
 from host.auth import Authenticator, Identity, protected_resource_paths
 from host.errors import SettingsError
 from host.machine import Machine
@@ -28,7 +28,7 @@ from host.web.auth import Gate, MetadataResource
 from host.web.lifecycle import STOPPING, client_gone
 from host.web.probes import HealthResource, MetricsResource, ReadyResource
 
-__all__ = ["McpResource", "create_app", "origin_allowed", "request_context"]
+__all__ = ["McpResource", "build_app", "create_app", "origin_allowed", "request_context"]
 
 log = logging.getLogger("host.web")
 
@@ -246,7 +246,19 @@ def create_app(
             extra={"event": "generated_secret"},
         )
     authenticator = authenticator or _authenticator(settings)
-    served = assemble(settings, project, machines=machines)
+    return build_app(assemble(settings, project, machines=machines), authenticator)
+
+
+def build_app(
+    served: Assembly, authenticator: Authenticator
+) -> falcon.App[falcon.Request, falcon.Response]:
+    """The WSGI app serving an assembled host, its callers checked by ``authenticator``.
+
+    Raises:
+        host.errors.SettingsError: The specs name scopes but no auth is configured (the store
+            is closed then).
+    """
+    settings = served.settings
     scopes = {s for m in served.machines.values() for s in m.scopes}
     if scopes and not authenticator.enabled:
         served.store.close()

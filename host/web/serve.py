@@ -23,6 +23,7 @@ from host.errors import HostError
 from host.logs import configure_logging
 from host.settings import Settings
 from host.spec.check import check_project
+from host.spec.model import Confirm, Project
 from host.spec.paths import default_handlers_dir
 from host.spec.report import format_diagnostics
 from host.store import open_store, private_dir, require_durable
@@ -40,6 +41,7 @@ __all__ = [
     "metrics_dir",
     "serve",
     "settings_problem",
+    "shared_memory",
     "worker_env",
 ]
 
@@ -116,6 +118,30 @@ def unprotected(settings: Settings, scopes: Iterable[str]) -> str | None:
     if scopes and not settings.auth.enabled:
         return UNPROTECTED.format(scopes=", ".join(sorted(set(scopes))))
     return None
+
+
+def shared_memory(settings: Settings, project: Project | None) -> str | None:
+    """The warning for remembered approvals served without auth, or None.
+
+    NOTE: without auth every caller over HTTP is ``anonymous``, so one caller's remembered yes
+    spares every other caller the question; fine on 127.0.0.1 for one developer, not beyond.
+    """
+    if settings.auth.enabled or project is None:
+        return None
+    remembering = [
+        tool.name
+        for tool in project.tools
+        if any(isinstance(step, Confirm) and step.remember for step in tool.steps)
+    ]
+    if not remembering:
+        return None
+    return (
+        f"no auth is configured, so every caller is `anonymous` and they share one memory of "
+        f"approvals: a yes one caller gives to {', '.join(remembering)} spares every caller "
+        "the question while it lasts (and the audit trail names them all `anonymous`). Set "
+        "HOST_AUTH_ISSUER or HOST_AUTH_TOKENS (see Securing the host) before others can reach "
+        "this host."
+    )
 
 
 def gunicorn_settings(options: ServeOptions) -> dict[str, Any]:
@@ -212,6 +238,9 @@ def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
         print(f"host: not serving: {problem}", file=sys.stderr)
         return 1
     settings = Settings.from_env(env)
+    shared = shared_memory(settings, result.project)
+    if shared is not None:
+        print(f"host: warning: {shared}", file=sys.stderr)
     os.environ.update(env)
     folder = None
     if settings.metrics:

@@ -1,0 +1,173 @@
+"""The audit trail: one record in the store for every call that reaches an end.
+
+An observer of the same :class:`host.protocol.Round` events as the log line and the metrics. Only
+a round that ends a call (:attr:`Round.ends`) costs anything: one store write, a single statement
+(an SQLite upsert, a Redis script). Rounds that ask write nothing.
+
+Which round's word is kept, for a call whose final round runs more than once:
+
+* the copies of a final round that a client retries (or sends fifty times at once) share the
+  call's nonce, so they write one record between them; the round that ran the act writes over
+  any other copy's record (``ACTED`` outranks ``ENDED``), and otherwise the first one written
+  stays (a replay of a recorded result adds nothing);
+* an act still running past its time limit is recorded when its round ends: ``incident``,
+  ``acted`` true, with the incident id the client and the log were given; its later result is
+  not written back here (a retry returns it to the client);
+* an act whose worker died before anything was recorded is written by the first retry that
+  learns it: ``incident``, ``acted`` true;
+* a call that never ends (its client never sends the answers, a legacy question times out, the
+  arguments do not fit the schema, the caller lacks a scope) writes no record: no step of it
+  ran past its questions.
+
+A store that cannot take the record (unreachable, or an SQLite file another process holds locked
+for over a second) does not fail or hold up the call: the record is given up, and the log says
+so (``audit_unwritten``, with the call's id, tool, principal and outcome, never its arguments).
+
+Fields a tool's ``audit: {redact: [...]}`` names, in the arguments and in every answer's content,
+are stored as ``"[redacted]"``: their clear values are never written to the store. Records older
+than the retention period (``HOST_AUDIT_RETENTION``) are pruned by the writers, at most once an
+hour per process.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from host.errors import StoreError
+from host.protocol.events import Round
+from host.store.base import Store
+from host.store.records import ACTED, ENDED, AuditRecord, approval_id, call_id
+
+__all__ = ["REDACTED", "AuditObserver", "audit_record", "outcome_of"]
+
+log = logging.getLogger("host.audit")
+
+REDACTED = "[redacted]"
+"""What a redacted field's value reads as in the audit trail."""
+
+#: How often one process prunes records past the retention period, at most.
+PRUNE_EVERY_S = 3600.0
+
+
+def outcome_of(event: Round) -> str:
+    """The audit outcome of a call-ending round.
+
+    ``declined``, ``cancelled`` or ``unticked`` when the user ended it so; ``acted`` when it
+    finished without a tool error; ``incident`` for an internal failure or an act whose
+    outcome is unknown (each has an incident id); ``error`` for any other tool error or
+    refusal.
+    """
+    if event.ending:
+        return event.ending
+    if event.outcome == "complete":
+        return "acted"
+    if event.incident:
+        return "incident"
+    return "error"
+
+
+def audit_record(event: Round, now: float) -> AuditRecord:
+    """The record of the call ``event`` ended, at ``now`` (Unix time), fields redacted."""
+    hidden = event.redact
+    answers = {
+        key: _answer(answer, hidden) if isinstance(answer, Mapping) else answer
+        for key, answer in event.call_answers.items()
+    }
+    approvals = []
+    for given in event.approvals:
+        used: dict[str, Any] = {
+            "question": given.question,
+            "via": "remembered" if given.remembered else "asked",
+        }
+        if given.key is not None:
+            used["approval"] = approval_id(event.principal, event.tool, given.question, given.key)
+        approvals.append(used)
+    started = event.call_started
+    return AuditRecord(
+        call_id(event.nonce),
+        now,
+        event.principal,
+        event.tool,
+        outcome_of(event),
+        arguments=_redacted(event.arguments, hidden),
+        answers=answers,
+        approvals=tuple(approvals),
+        acted=event.acted or event.replayed,
+        incident=event.incident,
+        duration_s=max(0.0, now - started) if started else event.duration_s,
+        code=event.code,
+    )
+
+
+def _redacted(values: Mapping[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
+    if not hidden:
+        return dict(values)
+    return {k: REDACTED if k in hidden else v for k, v in values.items()}
+
+
+def _answer(answer: Mapping[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
+    kept: dict[str, Any] = {"action": answer.get("action")}
+    content = answer.get("content")
+    if isinstance(content, Mapping):
+        kept["content"] = _redacted(content, hidden)
+    return kept
+
+
+class AuditObserver:
+    """Writes the audit record of every call that ends, and prunes old ones now and then.
+
+    Args:
+        store: The shared store.
+        retention_s: How long records are kept.
+    """
+
+    def __init__(self, store: Store, retention_s: float) -> None:
+        self.store = store
+        self.retention_s = retention_s
+        self._next_prune = 0.0
+
+    def round_ended(self, event: Round) -> None:
+        """Write the call's record if this round ended it; nothing otherwise."""
+        if not event.ends:
+            return
+        now = time.time()
+        record = audit_record(event, now)
+        try:
+            self.store.write_audit(
+                record, rank=ACTED if event.acted else ENDED, keep_s=self.retention_s
+            )
+        except StoreError as exc:
+            log.error(
+                "an audit record could not be written: %s",
+                exc.message,
+                extra={
+                    "event": "audit_unwritten",
+                    "tool": event.tool,
+                    "principal": event.principal,
+                    "outcome": record.outcome,
+                    "call": record.id,
+                },
+            )
+            return
+        if time.monotonic() >= self._next_prune:
+            self._prune(now)
+
+    def _prune(self, now: float) -> None:
+        self._next_prune = time.monotonic() + PRUNE_EVERY_S
+        try:
+            pruned = self.store.prune_audit(now - self.retention_s)
+        except StoreError as exc:
+            log.warning(
+                "old audit records could not be pruned: %s",
+                exc.message,
+                extra={"event": "audit_prune_failed"},
+            )
+            return
+        if pruned:
+            log.info(
+                "pruned old audit records",
+                extra={"event": "audit_pruned", "records": pruned},
+            )

@@ -1,0 +1,251 @@
+"""Remembered approvals and audit records: what the store keeps of them, in both backends.
+
+An :class:`Approval` is a yes to one ``confirm`` that a caller may be spared for a while: it is
+identified by its principal, tool, question and key, and its id is a digest of those four
+(:func:`approval_id`), so a lookup needs no scan and every backend agrees on it. An
+:class:`AuditRecord` is what one call did; it is keyed by the call's id, so the copies of a final
+round that a client retries write one record between them (see :data:`ACTED`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from host.store.base import check_ttl
+
+__all__ = [
+    "ACTED",
+    "ENDED",
+    "Approval",
+    "AuditRecord",
+    "approval_id",
+    "call_id",
+    "check_filters",
+    "check_limit",
+    "check_revoke",
+    "iso",
+]
+
+ACTED = 2
+"""The rank of a record written by the round that ran the act: it replaces a record of lower
+rank for the same call (a retry's replay that got there first), and nothing replaces it."""
+
+ENDED = 1
+"""The rank of any other call-ending round's record: the first one written stays."""
+
+
+def iso(when: float, *, ms: bool = False) -> str:
+    """A Unix time as ISO 8601 in UTC: ``2026-07-28T09:30:00Z`` (``...:00.250Z`` with ``ms``)."""
+    moment = datetime.fromtimestamp(when, tz=UTC)
+    if ms:
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def approval_id(principal: str, tool: str, question: str, key: str) -> str:
+    """The id of the approval of ``question`` in ``tool`` for ``principal`` and ``key``."""
+    text = json.dumps([principal, tool, question, key], ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+
+
+def call_id(nonce: str) -> str:
+    """The public id of a call: a digest of its nonce, which is never shown itself."""
+    return hashlib.sha256(b"call:" + nonce.encode("utf-8")).hexdigest()[:20]
+
+
+def check_filters(**given: str | None) -> None:
+    """Reject filters that are not text (programming errors, not user input).
+
+    Raises:
+        ValueError: A filter is neither None nor a non-empty string.
+    """
+    for name, value in given.items():
+        if value is not None and (not isinstance(value, str) or not value):
+            raise ValueError(f"{name} must be a non-empty string or None, got {value!r}")
+
+
+def check_revoke(approval: str | None, principal: str | None, tool: str | None) -> None:
+    """Reject a revocation that names nothing (it would forget every approval).
+
+    Raises:
+        ValueError: No filter is given, or one is not a non-empty text.
+    """
+    check_filters(approval=approval, principal=principal, tool=tool)
+    if approval is None and principal is None and tool is None:
+        raise ValueError("revoke_approvals needs an approval id, a principal or a tool")
+
+
+def check_limit(limit: int) -> None:
+    """Reject an audit query's limit that is not a positive whole number.
+
+    Raises:
+        ValueError: A programming error in the caller (the command line checks user input).
+    """
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"limit must be a positive whole number, got {limit!r}")
+
+
+@dataclass(frozen=True)
+class Approval:
+    """A remembered yes.
+
+    Attributes:
+        id: :func:`approval_id` of the four fields below.
+        principal: Who said yes.
+        tool: The tool it was asked in.
+        question: The ``confirm`` step's name.
+        key: What the yes was about: the rendered ``remember.key``, or the digest of the call's
+            arguments.
+        granted: When it was given (Unix time).
+        expires: When it stops counting (Unix time).
+    """
+
+    id: str
+    principal: str
+    tool: str
+    question: str
+    key: str
+    granted: float
+    expires: float
+
+    @classmethod
+    def new(cls, principal: str, tool: str, question: str, key: str, ttl_s: float) -> Approval:
+        """A yes given now that lasts ``ttl_s`` seconds.
+
+        Raises:
+            ValueError: ``ttl_s`` is not a positive number, or a field is not a non-empty text.
+        """
+        check_ttl(ttl_s)
+        check_filters(principal=principal, tool=tool, question=question)
+        if not isinstance(key, str):
+            raise ValueError(f"key must be a string, got {key!r}")
+        now = time.time()
+        return cls(
+            approval_id(principal, tool, question, key),
+            principal,
+            tool,
+            question,
+            key,
+            now,
+            now + ttl_s,
+        )
+
+    def to_json(self) -> str:
+        """The approval as one JSON text (how Redis keeps it)."""
+        return json.dumps(
+            [self.principal, self.tool, self.question, self.key, self.granted, self.expires],
+            ensure_ascii=False,
+        )
+
+    @classmethod
+    def from_json(cls, approval: str, text: str) -> Approval:
+        """The inverse of :meth:`to_json`, for the approval with id ``approval``."""
+        principal, tool, question, key, granted, expires = json.loads(text)
+        return cls(approval, principal, tool, question, key, float(granted), float(expires))
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready fields, as ``host approvals list --format json`` prints them."""
+        return {
+            "id": self.id,
+            "principal": self.principal,
+            "tool": self.tool,
+            "question": self.question,
+            "key": self.key,
+            "granted": iso(self.granted),
+            "expires": iso(self.expires),
+        }
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    """One call that reached an end.
+
+    Attributes:
+        id: The call's id (:func:`call_id`): one record per call.
+        time: When the call ended (Unix time).
+        principal: Who called.
+        tool: The tool.
+        outcome: ``acted``, ``declined``, ``cancelled``, ``unticked``, ``error`` or ``incident``.
+        arguments: The call's arguments, redacted fields as ``"[redacted]"``.
+        answers: Each answered question's ``{action, content}``, redacted the same way.
+        approvals: The confirms the call went past: ``{question, via: asked|remembered}``, with
+            the ``approval`` id where the confirm remembers.
+        acted: Whether the act ran (an error after the act, or an act whose outcome is unknown,
+            has ``acted`` true).
+        incident: The incident id of an internal failure, a lost act or one still running.
+        duration_s: Seconds from the call's first round to its end.
+        code: The JSON-RPC error code, when the call ended refused (questions switched off,
+            a client that cannot answer).
+    """
+
+    id: str
+    time: float
+    principal: str
+    tool: str
+    outcome: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    answers: Mapping[str, Any] = field(default_factory=dict)
+    approvals: tuple[Mapping[str, Any], ...] = ()
+    acted: bool = False
+    incident: str | None = None
+    duration_s: float = 0.0
+    code: int | None = None
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready fields, as ``host audit --format json`` prints them."""
+        return {
+            "id": self.id,
+            "time": iso(self.time, ms=True),
+            "principal": self.principal,
+            "tool": self.tool,
+            "outcome": self.outcome,
+            "arguments": dict(self.arguments),
+            "answers": dict(self.answers),
+            "approvals": [dict(a) for a in self.approvals],
+            "acted": self.acted,
+            "incident": self.incident,
+            "duration_ms": round(self.duration_s * 1000, 1),
+            "code": self.code,
+        }
+
+    def body(self) -> str:
+        """What the store keeps besides the indexed fields, as one JSON text."""
+        return json.dumps(
+            {
+                "o": self.outcome,
+                "a": self.arguments,
+                "q": self.answers,
+                "p": list(self.approvals),
+                "x": self.acted,
+                "i": self.incident,
+                "d": self.duration_s,
+                "c": self.code,
+            },
+            ensure_ascii=False,
+            default=str,
+        )
+
+    @classmethod
+    def from_body(cls, id_: str, time_: float, principal: str, tool: str, text: str) -> AuditRecord:
+        """The inverse of :meth:`body`, with the indexed fields given."""
+        data = json.loads(text)
+        return cls(
+            id_,
+            float(time_),
+            principal,
+            tool,
+            data["o"],
+            data["a"],
+            data["q"],
+            tuple(data["p"]),
+            bool(data["x"]),
+            data["i"],
+            float(data["d"]),
+            data["c"],
+        )

@@ -1,0 +1,114 @@
+"""Audit records in Redis: a hash per call, and sorted sets that index them by time.
+
+``<prefix>au:<id>`` is a hash (``rank``, ``at``, ``principal``, ``tool``, ``body``) that Redis
+expires after the retention period. ``<prefix>au:all``, ``<prefix>au:tool:<tool>`` and
+``<prefix>au:who:<principal>`` are sorted sets of call ids scored by ``at``; ``<prefix>au:ix``
+names the per-tool and per-principal sets, so pruning finds them all. A write is one Lua script,
+so the rank check (see :data:`host.store.records.ACTED`) and the indexes change atomically.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from host.store.records import AuditRecord
+from host.store.redis_acts import ms
+
+__all__ = ["RedisAudit"]
+
+# KEYS: record, all, tool index, principal index, index of indexes.
+# ARGV: rank, at, principal, tool, body, keep_ms, id. 1 when written.
+_WRITE = """
+local rank = redis.call('hget', KEYS[1], 'rank')
+if rank and tonumber(rank) >= tonumber(ARGV[1]) then return 0 end
+redis.call('hset', KEYS[1], 'rank', ARGV[1], 'at', ARGV[2], 'principal', ARGV[3],
+           'tool', ARGV[4], 'body', ARGV[5])
+redis.call('pexpire', KEYS[1], ARGV[6])
+redis.call('zadd', KEYS[2], ARGV[2], ARGV[7])
+redis.call('zadd', KEYS[3], ARGV[2], ARGV[7])
+redis.call('zadd', KEYS[4], ARGV[2], ARGV[7])
+redis.call('sadd', KEYS[5], KEYS[3], KEYS[4])
+return 1
+"""
+
+_PAGE = 200
+_FIELDS = ("at", "principal", "tool", "body")
+
+
+class RedisAudit:
+    """The audit records of one Redis store.
+
+    Args:
+        client: A redis-py client with ``decode_responses=True``.
+        prefix: The store's key prefix.
+    """
+
+    def __init__(self, client: Any, prefix: str) -> None:
+        self._client = client
+        self._prefix = prefix + "au:"
+        self._all = self._prefix + "all"
+        self._indexes = self._prefix + "ix"
+        self._write = client.register_script(_WRITE)
+
+    def write(self, record: AuditRecord, rank: int, keep_s: float) -> bool:
+        """Write ``record`` unless the call has one of equal or higher rank; whether it did."""
+        keys = [
+            self._prefix + record.id,
+            self._all,
+            self._prefix + "tool:" + record.tool,
+            self._prefix + "who:" + record.principal,
+            self._indexes,
+        ]
+        args = [
+            rank,
+            repr(record.time),
+            record.principal,
+            record.tool,
+            record.body(),
+            ms(keep_s),
+            record.id,
+        ]
+        return bool(self._write(keys=keys, args=args))
+
+    def query(
+        self, tool: str | None, principal: str | None, since: float | None, limit: int
+    ) -> list[AuditRecord]:
+        """The newest ``limit`` records matching every filter given, newest first."""
+        if tool is not None:
+            index = self._prefix + "tool:" + tool
+        elif principal is not None:
+            index = self._prefix + "who:" + principal
+        else:
+            index = self._all
+        low = "-inf" if since is None else repr(since)
+        found: list[AuditRecord] = []
+        offset = 0
+        while len(found) < limit:
+            ids = self._client.zrevrangebyscore(index, "+inf", low, start=offset, num=_PAGE)
+            if not ids:
+                break
+            offset += len(ids)
+            pipe = self._client.pipeline(transaction=False)
+            for call in ids:
+                pipe.hmget(self._prefix + call, *_FIELDS)
+            for call, (at, who, name, body) in zip(ids, pipe.execute(), strict=True):
+                if body is None or principal not in (None, who):
+                    continue  # expired, or another principal's
+                found.append(AuditRecord.from_body(call, float(at), who, name, body))
+                if len(found) == limit:
+                    break
+        return found
+
+    def prune(self, before: float) -> int:
+        """Delete the records of calls that ended before ``before``; how many."""
+        cutoff = f"({before!r}"
+        ids = [str(i) for i in self._client.zrangebyscore(self._all, "-inf", cutoff)]
+        deleted = 0
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            deleted += int(self._client.delete(*(self._prefix + i for i in chunk)))
+        for index in [self._all, *self._client.smembers(self._indexes)]:
+            self._client.zremrangebyscore(index, "-inf", cutoff)
+            if index != self._all and not self._client.exists(index):
+                self._client.srem(self._indexes, index)
+        return deleted

@@ -1,0 +1,73 @@
+"""Audit records in SQLite: one row per call, written in one statement, read newest first.
+
+A row's ``rank`` settles which of several writers for one call wins (see
+:data:`host.store.records.ACTED`): the upsert replaces a row only with one of higher rank, in
+the same statement, so concurrent writers need no read first.
+
+NOTE: every call's last round writes a row, and each index costs that write about a fifth more;
+so there are two besides the call id's: by time (every query, and pruning) and by tool. A query by
+principal alone walks the time index newest first, which stops as soon as it has ``limit`` rows.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from host.store.records import AuditRecord
+
+__all__ = ["SCHEMA", "prune", "query", "write"]
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS store_audit (
+    seq INTEGER PRIMARY KEY,   -- insertion order, a tie-break for records of the same time
+    id TEXT NOT NULL UNIQUE,   -- the call's id
+    at REAL NOT NULL,          -- Unix time the call ended
+    principal TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    rank INTEGER NOT NULL,
+    body TEXT NOT NULL         -- AuditRecord.body()
+);
+CREATE INDEX IF NOT EXISTS store_audit_at ON store_audit (at);
+CREATE INDEX IF NOT EXISTS store_audit_tool ON store_audit (tool, at);
+"""
+
+
+def write(conn: sqlite3.Connection, record: AuditRecord, rank: int) -> bool:
+    """Insert ``record``, or replace the call's record if it has a lower rank; whether it did."""
+    return (
+        conn.execute(
+            "INSERT INTO store_audit (id, at, principal, tool, rank, body)"
+            " VALUES (?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (id) DO UPDATE SET at = excluded.at, principal = excluded.principal,"
+            " tool = excluded.tool, rank = excluded.rank, body = excluded.body"
+            " WHERE excluded.rank > store_audit.rank",
+            (record.id, record.time, record.principal, record.tool, rank, record.body()),
+        ).rowcount
+        == 1
+    )
+
+
+def query(
+    conn: sqlite3.Connection,
+    tool: str | None,
+    principal: str | None,
+    since: float | None,
+    limit: int,
+) -> list[AuditRecord]:
+    """The newest ``limit`` records matching every filter given, newest first."""
+    where, params = ["1"], []
+    for column, value in (("tool", tool), ("principal", principal), ("at", since)):
+        if value is not None:
+            where.append(f"{column} >= ?" if column == "at" else f"{column} = ?")
+            params.append(value)
+    rows = conn.execute(
+        "SELECT id, at, principal, tool, body FROM store_audit"
+        f" WHERE {' AND '.join(where)} ORDER BY at DESC, seq DESC LIMIT ?",
+        (*params, limit),
+    ).fetchall()
+    return [AuditRecord.from_body(*row) for row in rows]
+
+
+def prune(conn: sqlite3.Connection, before: float) -> int:
+    """Delete the records of calls that ended before ``before``; how many."""
+    return int(conn.execute("DELETE FROM store_audit WHERE at < ?", (before,)).rowcount)
