@@ -31,7 +31,7 @@ def test_a_writer_waits_for_its_turn_in_the_process_not_in_sqlite(tmp_path: Path
     holder.start()
     try:
         assert holding.wait(10)
-        with pytest.raises(StoreError, match="no turn to write within 0.3s"):
+        with pytest.raises(StoreError, match=r"no turn to write within 0\.3s"):
             store.put("k", "v", 60)
     finally:
         release.set()
