@@ -53,8 +53,10 @@ def final_round(first: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def retry(server: Server, arguments: dict[str, Any], final: dict[str, Any]) -> int:
-    """Send a final round again on a new connection; the HTTP status, 0 if none came."""
+def send_final(
+    server: Server, arguments: dict[str, Any], final: dict[str, Any]
+) -> tuple[int, dict[str, Any], dict[str, str]]:
+    """Send a final round on a new connection: the status, JSON body and (lower-case) headers."""
     params = {
         "name": "close_ticket",
         "arguments": arguments,
@@ -75,12 +77,18 @@ def retry(server: Server, arguments: dict[str, Any], final: dict[str, Any]) -> i
     try:
         conn.request("POST", "/mcp", json.dumps(body), headers)
         response = conn.getresponse()
-        response.read()
-        return response.status
-    except OSError:
-        return 0
+        found = {name.lower(): value for name, value in response.getheaders()}
+        return response.status, json.loads(response.read()), found
     finally:
         conn.close()
+
+
+def retry(server: Server, arguments: dict[str, Any], final: dict[str, Any]) -> int:
+    """Send a final round again; the HTTP status, 0 if none came (the host is stopping)."""
+    try:
+        return send_final(server, arguments, final)[0]
+    except (OSError, ValueError):
+        return 0
 
 
 def workers(server: Server) -> list[int]:
@@ -140,7 +148,7 @@ def test_store_deleted_then_a_worker_restarted_nothing_acts_again(tmp_path: Path
         assert "restart host serve" in log
 
 
-def test_readiness_says_when_the_store_file_is_deleted(tmp_path: Path) -> None:
+def test_store_file_deleted_readiness_fails_and_acts_are_refused_with_503(tmp_path: Path) -> None:
     with host_serve(tmp_path, "host") as server:
         a, b = connections_on_two_workers(server)
         assert probe(a)[0] == probe(b)[0] == 200
@@ -150,6 +158,17 @@ def test_readiness_says_when_the_store_file_is_deleted(tmp_path: Path) -> None:
             assert status == 503, body
             assert body["status"] == "unavailable"
             assert "was deleted while it was open" in body["reason"]
+            # A new call's final round cannot claim its act: 503, not a 500, and no act.
+            arguments = {"id": "T-2"}
+            first = call(conn, "close_ticket", arguments)
+            status, reply, headers = send_final(server, arguments, final_round(first))
+            assert status == 503, reply
+            assert headers.get("retry-after") == "5", headers
+            assert "store cannot be used now" in reply["error"]["message"]
+            assert str(tmp_path) not in json.dumps(reply)  # the reason stays in the log
+        assert emails(tmp_path / "host") == 0
+        (line, *_) = server.wait_for("store_unavailable", 2)
+        assert "deleted" in line["reason"]
 
 
 @contextmanager
