@@ -249,6 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=10.0, help="each CPU window")
     parser.add_argument("--calls", type=int, default=300, help="other calls timed")
     parser.add_argument("--models", default="default,gevent")
+    parser.add_argument("--rounds", type=int, default=1, help="runs of every model, interleaved")
     parser.add_argument("--quick", action="store_true", help="100 questions, short windows")
     args = parser.parse_args(argv)
     if args.quick:
@@ -269,7 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{'RSS idle':>9} {'RSS held':>9} {'per q':>6} {'completed':>11} {'ans s':>6} "
         f"{'emails':>6}"
     )
-    for name in models:
+    for name in [m for _ in range(args.rounds) for m in models]:
         if MODELS[name] is None and importlib.util.find_spec("gevent") is None:
             print(f"{name:<10} skipped: gevent is not installed (pip install -e '.[bench]')")
             continue
