@@ -1,12 +1,13 @@
 """Connections to the SQLite store's file: pooled, private, fork-safe, and pinned to one file.
 
 Connections come from a small pool (one per concurrent caller, reused across threads), and a
-forked child opens its own, since an SQLite connection must not cross a ``fork``. Writers of one
-process take turns on a lock before they ask SQLite for its write lock: SQLite's busy handler
-polls with sleeps and serves nobody in order, so hundreds of threads of one worker (a burst of
-answers to open questions) would starve some of them past the busy timeout; on the lock they
-queue, and SQLite arbitrates between processes only. The file is
+forked child opens its own, since an SQLite connection must not cross a ``fork``. The file is
 created 0600 (SQLite gives its ``-wal`` and ``-shm`` files the same mode) in a folder created 0700.
+
+Writers of one process take turns on a lock before they ask SQLite for its write lock. NOTE:
+SQLite's busy handler polls with sleeps and serves nobody in order, so hundreds of threads of one
+worker writing at once (a burst of answers to open questions) would starve some of them past the
+busy timeout; on the lock they queue, and SQLite only arbitrates between processes.
 
 The pool remembers which file (device and inode) it opened. If the path is deleted or replaced
 while the host runs, workers that start afterwards would open another file than the running ones
