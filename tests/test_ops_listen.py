@@ -1,8 +1,9 @@
 """A legacy session's ``GET /mcp`` stream: who may open one, and how many a worker holds.
 
-Every open stream holds a gthread thread, so a worker keeps at most four: a fifth is answered 503
-with ``Retry-After``, and a stream whose client went away gives its thread back within a second or
-two, without waiting for its next keep-alive.
+Every open stream holds a gthread thread, so a worker keeps at most 256 (a quarter of its 1024
+threads): one more is answered 503 with ``Retry-After`` while the worker serves everything else,
+and a stream whose client went away gives its thread back within a second or two, without
+waiting for its next keep-alive.
 """
 
 from __future__ import annotations
@@ -27,8 +28,11 @@ def open_stream(
     return conn.getresponse()
 
 
+CAP = 256
+
+
 def test_get_streams_are_for_sessions_and_bounded_per_worker(tmp_path: Path) -> None:
-    with host_serve(tmp_path, "host", "--workers", "1", "--threads", "8") as server:
+    with host_serve(tmp_path, "host", "--workers", "1") as server:
         session = LegacyHttp(server).session
         no_session = open_stream(server, None)
         assert no_session.status == 405
@@ -36,8 +40,8 @@ def test_get_streams_are_for_sessions_and_bounded_per_worker(tmp_path: Path) -> 
         assert open_stream(server, "forged").status == 404
         assert open_stream(server, session, accept="application/json").status == 406
 
-        streams = [open_stream(server, session) for _ in range(4)]
-        assert [s.status for s in streams] == [200] * 4
+        streams = [open_stream(server, session) for _ in range(CAP)]
+        assert [s.status for s in streams] == [200] * CAP
         for stream in streams:
             assert stream.getheader("Content-Type") == "text/event-stream"
             # Something comes at once, so the client has its headers without waiting.

@@ -16,7 +16,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from host.errors import AnswerMismatch, ContentError, ToolError
+from host.errors import AnswerMismatch, ContentError, StoreError, ToolError
 from host.machine.bind import Handler
 from host.machine.content import content_blocks
 from host.machine.forms import Form
@@ -182,11 +182,13 @@ class Machine:
 
         Raises:
             AnswerMismatch: an accepted answer does not fit its form.
+            StoreError: ``ctx.once`` could not claim the act (the store is down or refuses
+                writes): no handler failed and nothing was done, so it is not an incident here.
         """
         scope = self.arguments(arguments)
         try:
             return self._run(scope, answers, ctx)
-        except AnswerMismatch:
+        except (AnswerMismatch, StoreError):
             raise
         except ToolError as exc:
             return Outcome.error(exc.message)

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import logging
 import threading
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from host.errors import ProtocolError, ScopeError
+from host.errors import ProtocolError, ScopeError, StoreError
 from host.protocol.context import RequestContext
 from host.protocol.jsonrpc import (
+    INTERNAL_ERROR,
     INVALID_REQUEST,
     Message,
     Response,
@@ -33,6 +35,9 @@ from host.protocol.jsonrpc import (
 __all__ = ["Endpoint", "Era", "Reply", "Sessions"]
 
 log = logging.getLogger("host.protocol")
+
+#: Seconds a client is asked to wait before retrying when the store cannot be used.
+RETRY_AFTER_S = 5
 
 
 @dataclass(frozen=True)
@@ -163,6 +168,8 @@ class Endpoint:
             # JSON-RPC error with a null id, so the client can read why (stdio drops it).
             error_body = failure(request_id, exc)
             return Reply(exc.http_status, error_body, scopes=scopes)
+        except StoreError as exc:
+            return _unavailable(message.method, request_id, exc)
         except Exception:
             return _internal_error(message.method, request_id)
 
@@ -177,8 +184,37 @@ class Endpoint:
             )
             # NOTE: an error about a response has no request to answer: its id is null.
             return Reply(exc.http_status, failure(None, exc))
+        except StoreError as exc:
+            return _unavailable(None, None, exc)
         except Exception:
             return _internal_error(None, None)
+
+
+def _unavailable(method: str | None, request_id: Any, exc: StoreError) -> Reply:
+    """503 for a store that cannot be used now (down, refusing writes, its file deleted).
+
+    NOTE: the reason (it may name a server path) stays in the log, under an incident id the
+    client also gets; ``/readyz`` says the same to the load balancer.
+    """
+    incident = uuid.uuid4().hex[:12]
+    log.error(
+        "store unavailable",
+        extra={
+            "event": "store_unavailable",
+            "method": method,
+            "incident": incident,
+            "reason": exc.message,
+        },
+    )
+    err = ProtocolError(
+        INTERNAL_ERROR,
+        f"Service unavailable: the host's store cannot be used now (incident {incident}); "
+        "try again later",
+        {"incident": incident},
+        http_status=503,
+    )
+    body = failure(request_id, err) if request_id is not None else None
+    return Reply(503, body, {"Retry-After": str(RETRY_AFTER_S)})
 
 
 def _internal_error(method: str | None, request_id: Any) -> Reply:

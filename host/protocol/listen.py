@@ -8,8 +8,9 @@ session at once. A reload replaces every worker, and a stopping worker ends its 
 clients reconnect to a new worker and are told there.
 
 NOTE: under gunicorn's gthread workers every open stream holds one of the worker's threads for as
-long as it stays open, so a process keeps at most :attr:`LegacyOptions.listeners` of them; one
-more is answered 503 with ``Retry-After``. A stream ends when its client goes away (checked every
+long as it stays open, so a process keeps at most :attr:`LegacyOptions.listeners` of them (256,
+a quarter of ``host serve``'s threads, leaving the rest to questions and requests); one more is
+answered 503 with ``Retry-After``. A stream ends when its client goes away (checked every
 second, where the transport can tell), when the session ends or expires, or when the worker stops.
 """
 

@@ -42,13 +42,14 @@ class LegacyOptions:
             gets 404 and starts a new session.
         keepalive_s: How often a waiting stream sends an SSE comment, so proxies keep it open.
         listeners: The most GET streams (:mod:`host.protocol.listen`) one process keeps open:
-            each holds a worker thread while it is open.
+            each holds a worker thread while it is open (a quarter of ``host serve``'s 1024
+            threads per worker).
     """
 
     answer_timeout_s: float = 300.0
     session_ttl_s: float = 86_400.0
     keepalive_s: float = 15.0
-    listeners: int = 4
+    listeners: int = 256
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,11 @@ Connections come from a small pool (one per concurrent caller, reused across thr
 forked child opens its own, since an SQLite connection must not cross a ``fork``. The file is
 created 0600 (SQLite gives its ``-wal`` and ``-shm`` files the same mode) in a folder created 0700.
 
+Writers of one process take turns on a lock before they ask SQLite for its write lock. NOTE:
+SQLite's busy handler polls with sleeps and serves nobody in order, so hundreds of threads of one
+worker writing at once (a burst of answers to open questions) would starve some of them past the
+busy timeout; on the lock they queue, and SQLite only arbitrates between processes.
+
 The pool remembers which file (device and inode) it opened. If the path is deleted or replaced
 while the host runs, workers that start afterwards would open another file than the running ones
 and could act again on calls the old file records as done; so from then on every write is refused
@@ -52,6 +57,7 @@ class Connections:
         # SQLite forbids using them there, and closing one could disturb the parent's locks.
         self._inherited: list[queue.SimpleQueue[sqlite3.Connection]] = []
         self._broken: str | None = None
+        self._writer = threading.Lock()
         try:
             if not path.parent.exists():
                 private_dir(path.parent)
@@ -166,6 +172,22 @@ class Connections:
             host.errors.StoreError: The store's file was replaced, or SQLite failed.
         """
         self.check()
+        if os.getpid() != self._pid:
+            self._after_fork()
+        writer = self._writer
+        if not writer.acquire(timeout=self.busy_timeout_s):
+            raise StoreError(
+                f"the SQLite store {self.path} failed: no turn to write within "
+                f"{self.busy_timeout_s:g}s: other writers of this process held it all that time"
+            )
+        try:
+            with self._transaction(durable) as conn:
+                yield conn
+        finally:
+            writer.release()
+
+    @contextmanager
+    def _transaction(self, durable: bool) -> Iterator[sqlite3.Connection]:
         with self.connection() as conn:
             if durable:
                 # NOTE: the level cannot change inside a transaction, so it is set around it.
@@ -201,4 +223,6 @@ class Connections:
             if os.getpid() != self._pid:
                 self._inherited.append(self._idle)
                 self._idle = queue.SimpleQueue()
+                # NOTE: a thread of the parent may have held it at the fork; it never returns.
+                self._writer = threading.Lock()
                 self._pid = os.getpid()

@@ -30,6 +30,10 @@ from host.store import open_store, private_dir, require_durable
 from host.web.app import UNPROTECTED
 from host.web.reload import Snapshot, Specs
 from host.web.server import HostServer
+from host.web.storefile import StoreFile
+
+#: Connections a worker accepts beyond its threads: kept-alive ones waiting for their next request.
+CONNECTIONS_OVER_THREADS = 1000
 
 #: Where prometheus-client's multiprocess mode keeps every worker's values.
 MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
@@ -54,7 +58,10 @@ class ServeOptions:
 
     Attributes:
         threads: Threads per gthread worker. A legacy client's question holds one thread while
-            the user answers, so a worker serves ``threads`` open questions at once.
+            the user answers, so a worker serves ``threads`` open questions and requests at once.
+            NOTE: a blocked thread costs memory (tens of KB) and no CPU, and gunicorn starts
+            threads only as they are needed; ``bench/questions.py`` measures this against
+            gevent's greenlets.
         timeout: Seconds a worker may stay silent before gunicorn restarts it; gthread workers
             keep beating while their threads wait, so long questions are safe.
         reload: Reload when a spec or handler file changes (checked first, like SIGHUP).
@@ -64,7 +71,7 @@ class ServeOptions:
     handlers: Path | None = None
     bind: str = "127.0.0.1:8000"
     workers: int = 2
-    threads: int = 8
+    threads: int = 1024
     timeout: int = 60
     reload: bool = False
     data_dir: Path | None = None
@@ -151,6 +158,9 @@ def gunicorn_settings(options: ServeOptions) -> dict[str, Any]:
         "workers": options.workers,
         "worker_class": "gthread",
         "threads": options.threads,
+        # NOTE: gunicorn counts every open connection, kept-alive idle ones too, against this;
+        # its default (1000) would stop a worker from accepting before its threads are busy.
+        "worker_connections": options.threads + CONNECTIONS_OVER_THREADS,
         "timeout": options.timeout,
         "graceful_timeout": 10,
         "keepalive": 5,
@@ -173,6 +183,7 @@ def gunicorn_argv(options: ServeOptions) -> list[str]:
         "--workers", str(settings["workers"]),
         "--worker-class", settings["worker_class"],
         "--threads", str(settings["threads"]),
+        "--worker-connections", str(settings["worker_connections"]),
         "--timeout", str(settings["timeout"]),
         "--graceful-timeout", str(settings["graceful_timeout"]),
         "--keep-alive", str(settings["keepalive"]),
@@ -260,10 +271,20 @@ def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
         print(format_diagnostics(loaded, "text"), file=sys.stderr)
         print(f"host: not serving: errors in {options.specs}", file=sys.stderr)
         return 1
+    try:
+        store_file = StoreFile.pin(settings.store)
+    except HostError as exc:
+        print(f"host: not serving: {exc.message}", file=sys.stderr)
+        return 1
     sys.stdout.flush()
     sys.stderr.flush()
     server = HostServer(
-        gunicorn_settings(options), settings, specs, watch=options.reload, metrics_dir=folder
+        gunicorn_settings(options),
+        settings,
+        specs,
+        watch=options.reload,
+        metrics_dir=folder,
+        store_file=store_file,
     )
     server.run()
     return 0

@@ -7,6 +7,9 @@ watching) the master loads the files again first: only if they are good does gun
 workers with them and stop the old ones gracefully (their open requests finish); if not, the
 diagnostics go to the log and nothing else happens, so the running workers keep serving.
 
+Each worker checks, before it opens the store, that the SQLite store's file is still the one the
+master started with (:mod:`host.web.storefile`); if not, it refuses to start and the host stops.
+
 The master also keeps the metrics' multiprocess folder: a dead worker's files are marked there
 (gunicorn's ``child_exit``), and the folder goes when the master stops.
 """
@@ -27,8 +30,9 @@ from gunicorn.app.base import BaseApplication
 from gunicorn.arbiter import Arbiter
 
 from host.settings import Settings
-from host.web.boot import load_app
+from host.web.boot import BOOT_ERROR, load_app
 from host.web.reload import Specs
+from host.web.storefile import StoreFile
 
 __all__ = ["HostServer"]
 
@@ -44,6 +48,7 @@ class HostServer(BaseApplication):  # type: ignore[misc]
         specs: The specs, already loaded once (:attr:`Specs.current` is set).
         watch: Reload when a spec or handler file changes.
         metrics_dir: The private multiprocess metrics folder, removed when the master stops.
+        store_file: The SQLite store's file as the master found it (None for Redis).
     """
 
     def __init__(
@@ -54,12 +59,14 @@ class HostServer(BaseApplication):  # type: ignore[misc]
         *,
         watch: bool = False,
         metrics_dir: Path | None = None,
+        store_file: StoreFile | None = None,
     ) -> None:
         self.config = dict(config)
         self.settings = settings
         self.specs = specs
         self.watch = watch
         self.metrics_dir = metrics_dir
+        self.store_file = store_file
         self.master_pid = os.getpid()
         super().__init__()
 
@@ -71,7 +78,16 @@ class HostServer(BaseApplication):  # type: ignore[misc]
         self.cfg.set("on_exit", self._on_exit)
 
     def load(self) -> falcon.App[falcon.Request, falcon.Response]:
-        """The app a worker serves: the master's current specs (runs in the worker)."""
+        """The app a worker serves: the master's current specs (runs in the worker).
+
+        Raises:
+            SystemExit: With :data:`BOOT_ERROR` (gunicorn then stops the host) when the store's
+                file is not the one the master started with.
+        """
+        problem = self.store_file.problem() if self.store_file is not None else None
+        if problem is not None:
+            print(f"host: not serving: {problem}", file=sys.stderr, flush=True)
+            raise SystemExit(BOOT_ERROR)
         current = self.specs.current
         assert current is not None, "the master loads the specs before forking"
         return load_app(self.settings, current.project, current.machines)
