@@ -175,19 +175,20 @@ class Connections:
         if os.getpid() != self._pid:
             self._after_fork()
         writer = self._writer
-        if not writer.acquire(timeout=self.busy_timeout_s):
+        patience = self.busy_timeout_s if wait_s is None else wait_s
+        if not writer.acquire(timeout=patience):
             raise StoreError(
                 f"the SQLite store {self.path} failed: no turn to write within "
-                f"{self.busy_timeout_s:g}s: other writers of this process held it all that time"
+                f"{patience:g}s: other writers of this process held it all that time"
             )
         try:
-            with self._transaction(durable) as conn:
+            with self._transaction(durable, wait_s) as conn:
                 yield conn
         finally:
             writer.release()
 
     @contextmanager
-    def _transaction(self, durable: bool) -> Iterator[sqlite3.Connection]:
+    def _transaction(self, durable: bool, wait_s: float | None) -> Iterator[sqlite3.Connection]:
         with self.connection() as conn:
             if durable:
                 # NOTE: the level cannot change inside a transaction, so it is set around it.
