@@ -33,6 +33,9 @@ __all__ = ["AUDIT_WAIT_S", "SqliteStore"]
 
 log = logging.getLogger("host.store")
 
+#: How long a health probe waits for the write lock before calling the store unwritable.
+HEALTH_WAIT_S = 0.5
+
 #: How long an audit record's write waits for another process's write lock. Writers hold it for
 #: well under a millisecond; a lock held longer is a stuck writer, and the record is given up.
 AUDIT_WAIT_S = 1.0
@@ -293,7 +296,9 @@ class SqliteStore:
             if not os.access(path, os.W_OK, effective_ids=effective):
                 return f"the SQLite store cannot be written: {path} is not writable"
         try:
-            with self._pool.write() as conn:
+            # NOTE: a readiness probe must answer within its own timeout (about a second):
+            # a write lock held longer than that is itself the answer.
+            with self._pool.write(wait_s=HEALTH_WAIT_S) as conn:
                 conn.execute(
                     "INSERT OR REPLACE INTO store_health (id, at, pid) VALUES (1, ?, ?)",
                     (time.time(), os.getpid()),
