@@ -7,12 +7,22 @@ what its audience needs: a diagnostic line for a spec author, a JSON-RPC error f
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from host.spec.model import Pos
 
 __all__ = [
     "AnswerMismatch",
+    "AuthError",
+    "AuthErrorKind",
+    "AuthSettingsError",
     "ContentError",
+    "DurationError",
+    "FetchError",
     "HandlerImportError",
+    "HandlerProblem",
+    "HandlerTimeout",
     "HostError",
     "ProtocolError",
     "ScopeError",
@@ -149,3 +159,66 @@ class ContentError(HostError):
     The message names the first problem (``content[2] (image): data is not base64``) without
     echoing the data.
     """
+
+
+class HandlerTimeout(HostError):
+    """A handler ran past its time limit; it goes on running, unheard.
+
+    Args:
+        limit_s: The limit, in seconds.
+    """
+
+    def __init__(self, limit_s: float) -> None:
+        super().__init__(f"the handler ran longer than {limit_s:g} seconds")
+        self.limit_s = limit_s
+
+
+class HandlerProblem(HostError):
+    """A handler the validator cannot accept: its rule id, message, and a place in it if known.
+
+    Args:
+        rule: The validator rule it breaks.
+        message: What is wrong and how to fix it.
+        pos: Where in the handler's file, when the problem has a place.
+    """
+
+    def __init__(self, rule: str, message: str, pos: Pos | None = None) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.pos = pos
+
+
+class DurationError(HostError, ValueError):
+    """A duration that cannot be read, or is out of range; the message says what to write."""
+
+
+#: ``missing``: no bearer token was sent. ``invalid_token``: one was sent and it is not accepted.
+AuthErrorKind = Literal["missing", "invalid_token"]
+
+
+class AuthError(HostError):
+    """A request's credentials were not accepted.
+
+    The client learns only ``kind`` (through the ``WWW-Authenticate`` challenge); ``reason``
+    says which check failed and is for the operator's log only, never for the response.
+
+    Args:
+        kind: ``missing`` or ``invalid_token``.
+        reason: What exactly failed, for the log (never a token or a secret).
+    """
+
+    def __init__(self, kind: AuthErrorKind, reason: str) -> None:
+        super().__init__("no bearer token" if kind == "missing" else "invalid bearer token")
+        self.kind: AuthErrorKind = kind
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"AuthError({self.kind!r}, {self.reason!r})"
+
+
+class AuthSettingsError(SettingsError):
+    """The auth settings cannot be used; the message names the variable or file to fix."""
+
+
+class FetchError(HostError):
+    """An issuer's document could not be fetched or is not a JSON object; the message says why."""

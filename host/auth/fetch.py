@@ -8,16 +8,12 @@ import urllib.request
 from typing import Any
 
 from host.auth.urls import check_url
-from host.errors import HostError
+from host.errors import FetchError
 
 __all__ = ["MAX_DOCUMENT_BYTES", "FetchError", "fetch_json"]
 
 #: Metadata documents and key sets are a few kilobytes; anything far larger is not one.
 MAX_DOCUMENT_BYTES = 512 * 1024
-
-
-class FetchError(HostError):
-    """A document could not be fetched or is not a JSON object; the message says why."""
 
 
 class _NoRedirects(urllib.request.HTTPRedirectHandler):

@@ -19,7 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TypeVar
 
-from host.errors import HostError
+from host.errors import HandlerTimeout
 
 __all__ = ["DEFAULT_ACT_S", "DEFAULT_READ_S", "RUNNER", "HandlerTimeout", "Runner"]
 
@@ -29,18 +29,6 @@ T = TypeVar("T")
 DEFAULT_READ_S = 10.0
 #: An act's limit when neither its step nor the server's ``timeouts`` set one.
 DEFAULT_ACT_S = 60.0
-
-
-class HandlerTimeout(HostError):
-    """A handler ran past its time limit; it goes on running, unheard.
-
-    Args:
-        limit_s: The limit, in seconds.
-    """
-
-    def __init__(self, limit_s: float) -> None:
-        super().__init__(f"the handler ran longer than {limit_s:g} seconds")
-        self.limit_s = limit_s
 
 
 class Runner:

@@ -158,13 +158,10 @@ class Fallback:
                 fit the form, which is a result the model can correct.
         """
         eid, action, content = (arguments.get(k) for k in ("elicitationId", "action", "content"))
-        if not isinstance(eid, str) or action not in _ACTIONS:
-            return Outcome.error(
-                f"{FALLBACK_TOOL} needs elicitationId (the id a tool result gave) and action "
-                f"(one of {', '.join(_ACTIONS)})."
-            )
-        if content is not None and not isinstance(content, Mapping):
-            return Outcome.error(f"{FALLBACK_TOOL}: content must be an object of answers.")
+        problem = _bad_arguments(eid, action, content)
+        if problem is not None:
+            return problem
+        assert isinstance(eid, str)
         record = self._record(eid, session, request.principal)
         if record is None:
             return Outcome.error(
@@ -177,21 +174,24 @@ class Fallback:
                 f"The elicitationId {eid!r} was already used. Call the original tool again if "
                 "you need to ask again."
             )
-        question = record["q"]
         answer: dict[str, Any] = {"action": action}
         if content is not None:
-            answer["content"] = adapt.answer(question["schema"], content)
+            answer["content"] = adapt.answer(record["q"]["schema"], content)
         call = Call(
             machine,
             record["a"],
             request,
             Ledger.from_payload(record["l"]),
-            responses={question["key"]: answer},
+            responses={record["q"]["key"]: answer},
             progress=notifier.report if notifier else None,
             logs=notifier.logs if notifier else None,
             version=origin[0],
             trace=origin[1],
         )
+        return self._resume(session, call, eid)
+
+    def _resume(self, session: Session, call: Call, eid: str) -> Outcome:
+        """The resumed call's next step: its result, or the next question as a result."""
         try:
             step = self.host.advance(call)
         except ProtocolError as exc:
@@ -217,6 +217,18 @@ class Fallback:
             )
             return None
         return record
+
+
+def _bad_arguments(eid: Any, action: Any, content: Any) -> Outcome | None:
+    """The result that says what is wrong with ``sendElicitationResult``'s arguments, or None."""
+    if not isinstance(eid, str) or action not in _ACTIONS:
+        return Outcome.error(
+            f"{FALLBACK_TOOL} needs elicitationId (the id a tool result gave) and action "
+            f"(one of {', '.join(_ACTIONS)})."
+        )
+    if content is not None and not isinstance(content, Mapping):
+        return Outcome.error(f"{FALLBACK_TOOL}: content must be an object of answers.")
+    return None
 
 
 def describe_question(tool: str, question: Question, eid: str, ttl_s: float) -> str:

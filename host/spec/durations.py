@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 import re
 
+from host.errors import DurationError
+
 __all__ = ["DURATION_PATTERN", "DurationError", "format_duration", "parse_duration"]
 
 #: The same grammar as a JSON Schema ``pattern`` (for the spec language's schema and editors).
@@ -39,10 +41,6 @@ _ALIASES = {
     "day": "d",
     "days": "d",
 }
-
-
-class DurationError(ValueError):
-    """A duration that cannot be read, or is out of range; the message says what to write."""
 
 
 def parse_duration(value: object, *, maximum: float | None = None) -> float:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from host.errors import HandlerProblem
 from host.spec.model import Pos
 from host.spec.rules import did_you_mean
 
@@ -56,16 +57,6 @@ class Handler:
     def where(self) -> str:
         """``handlers/helpdesk.py:58``."""
         return f"{self.file}:{self.line}"
-
-
-class HandlerProblem(Exception):
-    """A handler that cannot be used: rule id, message, and a position inside the handler if any."""
-
-    def __init__(self, rule: str, message: str, pos: Pos | None = None) -> None:
-        super().__init__(message)
-        self.rule = rule
-        self.message = message
-        self.pos = pos
 
 
 def signature_problem(ref: str, params: tuple[Param, ...] | None, *, is_async: bool) -> str | None:
