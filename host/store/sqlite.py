@@ -1,9 +1,10 @@
 """The shared store in one SQLite file, for every worker process of one machine.
 
 WAL mode lets readers go on while one writer commits; every claim is made in a ``BEGIN IMMEDIATE``
-transaction, so two processes cannot both see a key free and both take it. Act claims and their
-results are committed with ``synchronous = FULL`` (they survive a power loss); other records with
-``NORMAL`` (they survive a crash of the process). Connections, file modes and the check that the
+transaction, so two processes cannot both see a key free and both take it. Act claims are
+committed with ``synchronous = FULL`` (they survive a power loss); act results and other records
+with ``NORMAL`` (they survive a crash of the process; a power loss may forget the last moments of
+them, and a claim whose result was forgotten reads ``lost``, never free). Connections, file modes and the check that the
 file is still the one opened live in :mod:`host.store.sqlite_pool`; act claims' SQL in
 :mod:`host.store.sqlite_acts`, approvals' in :mod:`host.store.sqlite_approvals`, audit records' in
 :mod:`host.store.sqlite_audit`; waking waiting ``pop`` callers in :mod:`host.store.sqlite_watch`.
@@ -118,7 +119,9 @@ class SqliteStore:
         self._keeper.hold(token, key)
 
         def write(value: str) -> None:
-            with self._pool.write(durable=True) as conn:
+            # NOTE: not durable: a result a power loss forgets leaves its claim, which reads
+            # ``lost``; at most once holds, and the act's one fsync is its claim's.
+            with self._pool.write() as conn:
                 if not sqlite_acts.record(conn, key, token, incident, value, ttl_s):
                     raise StoreError(
                         f"the claim on act {key!r} expired and was taken again before its "
