@@ -45,7 +45,7 @@ class Assembly:
         settings: The deployment settings it was assembled from.
         project: The checked specs.
         machines: The compiled tools, by name, in ``tools/list`` order.
-        store: The shared store (the caller closes it).
+        store: The shared store (the caller closes it, or the whole with :meth:`close`).
         endpoint: The MCP endpoint every transport hands messages to.
         observers: What watches the rounds and refused requests.
         metrics: The metrics observer among them, for ``/metrics``; None when metrics are off.
@@ -58,6 +58,17 @@ class Assembly:
     endpoint: Endpoint
     observers: tuple[Observer, ...] = field(default=())
     metrics: MetricsObserver | None = None
+
+    def flush(self) -> None:
+        """Write what the observers still hold (the audit records of the last few ms)."""
+        for observer in self.observers:
+            if isinstance(observer, AuditObserver):
+                observer.flush()
+
+    def close(self) -> None:
+        """Flush the observers, then close the store."""
+        self.flush()
+        self.store.close()
 
 
 def assemble(

@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,13 +137,36 @@ class Site:
         server = self.servers[index]
         return Caller(server, self.tokens.get(who), server.connect())
 
-    def records(self, tool: str, **arguments: Any) -> list[AuditRecord]:
-        store = open_store(self.store)
-        try:
-            found = store.audit_records(tool=tool, limit=1000)
-        finally:
-            store.close()
-        return [r for r in found if all(r.arguments.get(k) == v for k, v in arguments.items())]
+    def records(
+        self,
+        tool: str,
+        count: int = 1,
+        where: Callable[[AuditRecord], bool] = lambda _: True,
+        **arguments: Any,
+    ) -> list[AuditRecord]:
+        """The tool's records whose arguments match, once ``count`` of them are there.
+
+        NOTE: workers write records off the request path, a few milliseconds after the calls
+        end: wait for them (5 s at most), then read once more a moment later, so that a record
+        too many would show.
+        """
+
+        def read() -> list[AuditRecord]:
+            store = open_store(self.store)
+            try:
+                found = store.audit_records(tool=tool, limit=1000)
+            finally:
+                store.close()
+            return [
+                r for r in found
+                if where(r) and all(r.arguments.get(k) == v for k, v in arguments.items())
+            ]  # fmt: skip
+
+        deadline = time.monotonic() + 5.0
+        while len(read()) < count and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.1)
+        return read()
 
 
 def tokens_for(folder: Path) -> tuple[Path, dict[str, str]]:
@@ -285,7 +308,7 @@ def test_fifty_concurrent_calls_leave_one_record_each(two_workers: Site) -> None
         results = list(pool.map(one, services))
 
     assert all(r["structuredContent"]["replicas"] == 1 for r in results)
-    records = [r for r in site.records("scale_service") if r.arguments["service"].startswith(batch)]
+    records = site.records("scale_service", 50, lambda r: r.arguments["service"].startswith(batch))
     assert sorted(r.arguments["service"] for r in records) == sorted(services)
     assert all(r.outcome == "acted" and r.approvals == ({"question": "scale", "via": "asked",
                "approval": r.approvals[0]["approval"]},) for r in records)  # fmt: skip
@@ -343,7 +366,7 @@ def test_expiry_and_records_across_instances(two_instances: Site) -> None:
 
     outcomes = [
         (r.outcome, [a["via"] for a in r.approvals])
-        for r in site.records("flush_cache", cache=cache)
+        for r in site.records("flush_cache", 3, cache=cache)
     ]
     assert outcomes == [("declined", []), ("acted", ["remembered"]), ("acted", ["asked"])]
 
@@ -365,7 +388,7 @@ def test_fifty_concurrent_calls_on_two_instances_leave_one_record_each(two_insta
         results = list(pool.map(one, range(50)))
 
     assert all(not r.get("isError") for r in results)
-    records = [r for r in site.records("scale_service") if r.arguments["service"].startswith(batch)]
+    records = site.records("scale_service", 50, lambda r: r.arguments["service"].startswith(batch))
     assert sorted(r.arguments["service"] for r in records) == sorted(services)
     assert {r.principal for r in records} == {"bob"}
 

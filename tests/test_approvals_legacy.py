@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from test_legacy_support import Legacy, legacy_client
 
+from host.observers.batches import flush_all
 from host.spec import load_project
 from host.store import Store, open_store
 
@@ -39,6 +40,7 @@ def test_a_yes_on_a_legacy_stream_is_remembered_and_recorded(tmp_path: Path, sto
     again = legacy.call("restart_service", {"service": "api"})
 
     assert again["structuredContent"]["remembered"] is True
+    flush_all()  # the app writes its records off the request path, in this process
     second, first = store.audit_records(tool="restart_service")
     assert [a["via"] for a in first.approvals] == ["asked"] and first.answers == {"restart": YES}
     assert [a["via"] for a in second.approvals] == ["remembered"]
@@ -64,5 +66,6 @@ def test_a_yes_through_the_fallback_tool_is_remembered_and_recorded(
     assert json.loads(done["content"][0]["text"])["remembered"] is False
     again = legacy.call("restart_service", {"service": "api"})
     assert json.loads(again["content"][0]["text"])["remembered"] is True
+    flush_all()
     outcomes = [(r.outcome, r.principal) for r in store.audit_records(tool="restart_service")]
     assert outcomes == [("acted", "anonymous"), ("acted", "anonymous")]

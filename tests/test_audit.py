@@ -15,6 +15,7 @@ import pytest
 
 from host.errors import SettingsError
 from host.observers.audit import AuditObserver
+from host.observers.batches import flush_all
 from host.protocol import Round
 from host.settings import Settings
 from host.store import open_store
@@ -178,10 +179,12 @@ def test_a_store_that_cannot_take_the_record_does_not_fail_the_call(
     mcp: McpClient, host_data_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     mcp.tools.call("probe", {"mode": "ok"})
+    assert len(mcp.audit.records()) == 1
     holder = sqlite3.connect(host_data_dir / "store.db", isolation_level=None, timeout=5)
     try:
         holder.execute("BEGIN EXCLUSIVE")  # a stuck writer in another process
         result = mcp.tools.call("probe", {"mode": "ok"})
+        flush_all()  # the record's write, off the request path, gives up after a second
     finally:
         holder.execute("ROLLBACK")
         holder.close()
@@ -203,6 +206,7 @@ def test_records_past_the_retention_period_are_pruned(tmp_path: Path) -> None:
 
         observer.round_ended(ended)
         observer.round_ended(Round("probe", 1, "bob", time.monotonic(), nonce="n-2"))
+        assert observer.flush()
 
         assert [(r.principal, r.tool) for r in store.audit_records()] == [("bob", "probe")]
     finally:

@@ -8,7 +8,7 @@ store.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from host.auth import ANONYMOUS
@@ -111,15 +111,19 @@ class AuditKit:
 
     Args:
         store: The app's store.
+        flush: Writes the records the app still holds (they are written in batches, off the
+            request path): called before every read.
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, flush: Callable[[], object] = lambda: None) -> None:
         self._store = store
+        self._flush = flush
 
     def records(
         self, *, tool: str | None = None, principal: str | None = None, limit: int = 100
     ) -> list[AuditRecord]:
         """The records of calls that ended, newest first, of ``tool`` and ``principal`` if given."""
+        self._flush()
         return self._store.audit_records(tool=tool, principal=principal, limit=limit)
 
     def last(self, *, tool: str | None = None, principal: str | None = None) -> AuditRecord:

@@ -19,13 +19,19 @@ Which round's word is kept, for a call whose final round runs more than once:
   arguments do not fit the schema, the caller lacks a scope) writes no record: no step of it
   ran past its questions.
 
-A store that cannot take the record (unreachable, or an SQLite file another process holds locked
-for over a second) does not fail or hold up the call: the record is given up, and the log says
-so (``audit_unwritten``, with the call's id, tool, principal and outcome, never its arguments).
+Records are written off the request path (:class:`host.observers.batches.Batches`): each worker
+process gathers the records of the calls that ended in the last few milliseconds and writes them
+in one store transaction (SQLite) or one round trip (Redis), so no call waits for its record. A
+process that exits normally writes what it holds first; one that is killed or crashes loses the
+records of its last few milliseconds of calls (their acts' claims and results are not affected).
+
+A store that cannot take the records (unreachable, or an SQLite file another process holds locked
+for over a second) does not fail or hold up any call: the records are given up, and the log says
+so (``audit_unwritten``, with each call's id, tool, principal and outcome, never its arguments).
 
 Fields a tool's ``audit: {redact: [...]}`` names, in the arguments and in every answer's content,
 are stored as ``"[redacted]"``: their clear values are never written to the store. Records older
-than the retention period (``HOST_AUDIT_RETENTION``) are pruned by the writers, at most once an
+than the retention period (``HOST_AUDIT_RETENTION``) are pruned by the writer, at most once an
 hour per process.
 """
 
@@ -33,10 +39,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from host.errors import StoreError
+from host.observers.batches import Batches
 from host.protocol.events import Round
 from host.store.base import Store
 from host.store.records import ACTED, ENDED, AuditRecord, approval_id, call_id
@@ -122,38 +129,50 @@ class AuditObserver:
     Args:
         store: The shared store.
         retention_s: How long records are kept.
+        window_s: How long records are gathered into one write.
     """
 
-    def __init__(self, store: Store, retention_s: float) -> None:
+    def __init__(self, store: Store, retention_s: float, *, window_s: float = 0.005) -> None:
         self.store = store
         self.retention_s = retention_s
         self._next_prune = 0.0
+        self._batches: Batches[tuple[Round, float]] = Batches(
+            self._write, "host-audit", window_s=window_s
+        )
 
     def round_ended(self, event: Round) -> None:
-        """Write the call's record if this round ended it; nothing otherwise."""
-        if not event.ends:
-            return
-        now = time.time()
-        record = audit_record(event, now)
+        """Queue the call's record if this round ended it; nothing otherwise."""
+        if event.ends:
+            self._batches.put((event, time.time()))
+
+    def flush(self, timeout_s: float = 10.0) -> bool:
+        """Wait until every record queued so far is written (or given up); False on timeout."""
+        return self._batches.flush(timeout_s)
+
+    def _write(self, ended: Sequence[tuple[Round, float]]) -> None:
+        """Write one batch of records (on the writer's thread)."""
+        records = [(audit_record(event, now), event) for event, now in ended]
         try:
-            self.store.write_audit(
-                record, rank=ACTED if event.acted else ENDED, keep_s=self.retention_s
+            self.store.write_audits(
+                [(record, ACTED if event.acted else ENDED) for record, event in records],
+                keep_s=self.retention_s,
             )
         except StoreError as exc:
-            log.error(
-                "an audit record could not be written: %s",
-                exc.message,
-                extra={
-                    "event": "audit_unwritten",
-                    "tool": event.tool,
-                    "principal": event.principal,
-                    "outcome": record.outcome,
-                    "call": record.id,
-                },
-            )
+            for record, event in records:
+                log.error(
+                    "an audit record could not be written: %s",
+                    exc.message,
+                    extra={
+                        "event": "audit_unwritten",
+                        "tool": event.tool,
+                        "principal": event.principal,
+                        "outcome": record.outcome,
+                        "call": record.id,
+                    },
+                )
             return
         if time.monotonic() >= self._next_prune:
-            self._prune(now)
+            self._prune(time.time())
 
     def _prune(self, now: float) -> None:
         self._next_prune = time.monotonic() + PRUNE_EVERY_S

@@ -58,7 +58,7 @@ honest answer, and an act that must be exactly-once needs an idempotency key of 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
@@ -262,6 +262,18 @@ class Store(Protocol):
 
         Returns:
             True if the record was written.
+        """
+        ...
+
+    def write_audits(self, records: Sequence[tuple[AuditRecord, int]], *, keep_s: float) -> None:
+        """Write the audit records of many calls at once, each as :meth:`write_audit` would.
+
+        One transaction (SQLite) or one round trip (Redis) for the whole batch, in order: a later
+        record of the same call replaces an earlier one only with a higher rank.
+
+        Args:
+            records: Each record with its rank.
+            keep_s: The retention period, as for :meth:`write_audit`.
         """
         ...
 

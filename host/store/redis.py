@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -246,6 +246,14 @@ class RedisStore:
         check_ttl(keep_s, "keep_s")
         with self._errors("write an audit record to"):
             return self._audit.write(record, rank, keep_s)
+
+    def write_audits(self, records: Sequence[tuple[AuditRecord, int]], *, keep_s: float) -> None:
+        """Write many calls' records in one round trip; see :meth:`Store.write_audits`."""
+        check_ttl(keep_s, "keep_s")
+        if not records:
+            return
+        with self._errors("write audit records to"):
+            self._audit.write_many(records, keep_s)
 
     def audit_records(
         self,

@@ -4,10 +4,11 @@ WAL mode lets readers go on while one writer commits; every claim is made in a `
 transaction, so two processes cannot both see a key free and both take it. Act claims are
 committed with ``synchronous = FULL`` (they survive a power loss); act results and other records
 with ``NORMAL`` (they survive a crash of the process; a power loss may forget the last moments of
-them, and a claim whose result was forgotten reads ``lost``, never free). Connections, file modes and the check that the
-file is still the one opened live in :mod:`host.store.sqlite_pool`; act claims' SQL in
-:mod:`host.store.sqlite_acts`, approvals' in :mod:`host.store.sqlite_approvals`, audit records' in
-:mod:`host.store.sqlite_audit`; waking waiting ``pop`` callers in :mod:`host.store.sqlite_watch`.
+them, and a claim whose result was forgotten reads ``lost``, never free). Connections, file modes
+and the check that the file is still the one opened live in :mod:`host.store.sqlite_pool`; act
+claims' SQL in :mod:`host.store.sqlite_acts`, approvals' in :mod:`host.store.sqlite_approvals`,
+audit records' in :mod:`host.store.sqlite_audit`; waking waiting ``pop`` callers in
+:mod:`host.store.sqlite_watch`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -264,6 +265,18 @@ class SqliteStore:
         check_ttl(keep_s, "keep_s")
         with self._pool.write(wait_s=AUDIT_WAIT_S) as conn:
             return sqlite_audit.write(conn, record, rank)
+
+    def write_audits(self, records: Sequence[tuple[AuditRecord, int]], *, keep_s: float) -> None:
+        """Write many calls' records in one transaction; see :meth:`Store.write_audits`.
+
+        NOTE: it waits at most :data:`AUDIT_WAIT_S` for another process's write lock, as
+        :meth:`write_audit` does.
+        """
+        check_ttl(keep_s, "keep_s")
+        if not records:
+            return
+        with self._pool.write(wait_s=AUDIT_WAIT_S) as conn:
+            sqlite_audit.write_many(conn, records)
 
     def audit_records(
         self,

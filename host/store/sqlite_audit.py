@@ -12,10 +12,11 @@ principal alone walks the time index newest first, which stops as soon as it has
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
 from host.store.records import AuditRecord
 
-__all__ = ["SCHEMA", "prune", "query", "write"]
+__all__ = ["SCHEMA", "prune", "query", "write", "write_many"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS store_audit (
@@ -32,19 +33,27 @@ CREATE INDEX IF NOT EXISTS store_audit_tool ON store_audit (tool, at);
 """
 
 
+_UPSERT = (
+    "INSERT INTO store_audit (id, at, principal, tool, rank, body)"
+    " VALUES (?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (id) DO UPDATE SET at = excluded.at, principal = excluded.principal,"
+    " tool = excluded.tool, rank = excluded.rank, body = excluded.body"
+    " WHERE excluded.rank > store_audit.rank"
+)
+
+
+def _row(record: AuditRecord, rank: int) -> tuple[str, float, str, str, int, str]:
+    return (record.id, record.time, record.principal, record.tool, rank, record.body())
+
+
 def write(conn: sqlite3.Connection, record: AuditRecord, rank: int) -> bool:
     """Insert ``record``, or replace the call's record if it has a lower rank; whether it did."""
-    return (
-        conn.execute(
-            "INSERT INTO store_audit (id, at, principal, tool, rank, body)"
-            " VALUES (?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (id) DO UPDATE SET at = excluded.at, principal = excluded.principal,"
-            " tool = excluded.tool, rank = excluded.rank, body = excluded.body"
-            " WHERE excluded.rank > store_audit.rank",
-            (record.id, record.time, record.principal, record.tool, rank, record.body()),
-        ).rowcount
-        == 1
-    )
+    return conn.execute(_UPSERT, _row(record, rank)).rowcount == 1
+
+
+def write_many(conn: sqlite3.Connection, records: Sequence[tuple[AuditRecord, int]]) -> None:
+    """:func:`write` each record with its rank, in order, in one statement's prepared form."""
+    conn.executemany(_UPSERT, [_row(record, rank) for record, rank in records])
 
 
 def query(

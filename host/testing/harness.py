@@ -115,7 +115,7 @@ def serve(
                 WsgiTransport(app, token=token),
                 issue=issued.mint,
                 approvals=ApprovalsKit(served.store, served.machines),
-                audit=AuditKit(served.store),
+                audit=AuditKit(served.store, served.flush),
             )
         finally:
-            served.store.close()
+            served.close()
