@@ -9,13 +9,13 @@ only through ``ctx.once``, so retries of the final round never act twice.
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from host import ids
 from host.errors import AnswerMismatch, ContentError, StoreError, ToolError
 from host.machine.bind import Handler
 from host.machine.content import content_blocks
@@ -310,7 +310,7 @@ class Machine:
         return replace(self._incident(ctx, problem), acted=True)
 
     def _incident(self, ctx: CallContext, problem: str | None = None) -> Outcome:
-        incident = uuid.uuid4().hex[:12]
+        incident = ids.incident()
         fields = {"tool": self.name, "incident": incident, "round": ctx.round}
         if problem is None:
             log.exception("handler failed", extra=fields)

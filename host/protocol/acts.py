@@ -18,11 +18,11 @@ under its time limit without a claim.
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
 
+from host import ids
 from host.errors import StoreError
 from host.machine import Outcome
 from host.machine.timing import RUNNER
@@ -140,7 +140,7 @@ def _key(nonce: str) -> str:
 
 
 def _incident() -> str:
-    return uuid.uuid4().hex[:12]
+    return ids.incident()
 
 
 def _report(state: ActState, tool: str) -> Outcome:

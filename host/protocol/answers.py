@@ -19,12 +19,12 @@ as it reads now (:meth:`Ledger.answer_for`), and questions asked again drop thei
 
 from __future__ import annotations
 
-import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from host import ids
 from host.machine import Answer, Question
 
 __all__ = ["Accepted", "Ledger"]
@@ -68,7 +68,7 @@ class Ledger:
     @classmethod
     def start(cls) -> Ledger:
         """The ledger of a new call: a fresh nonce, nothing asked, nothing accepted."""
-        return cls(secrets.token_urlsafe(16), started=time.time())
+        return cls(ids.token(16), started=time.time())
 
     def take(self, responses: Mapping[str, Any], fields: Callable[[str], frozenset[str]]) -> Ledger:
         """This round's answers added: only those to questions the previous round asked.

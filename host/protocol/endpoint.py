@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import logging
 import threading
-import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from host import ids
 from host.errors import ProtocolError, ScopeError, StoreError
 from host.protocol.context import RequestContext
 from host.protocol.jsonrpc import (
@@ -196,7 +196,7 @@ def _unavailable(method: str | None, request_id: Any, exc: StoreError) -> Reply:
     NOTE: the reason (it may name a server path) stays in the log, under an incident id the
     client also gets; ``/readyz`` says the same to the load balancer.
     """
-    incident = uuid.uuid4().hex[:12]
+    incident = ids.incident()
     log.error(
         "store unavailable",
         extra={

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import json
 import logging
-import secrets
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from host import ids
 from host.errors import ProtocolError
 from host.machine import Outcome, Question
 from host.protocol import adapt
@@ -102,7 +102,7 @@ class Fallback:
         this one is answered, and each answer is checked as soon as it arrives.
         """
         question, machine = step.questions[0], call.machine
-        eid = secrets.token_urlsafe(18)
+        eid = ids.token(18)
         record = {
             "s": session.id,
             "p": principal_digest(call.request.principal),

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import logging
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from host import ids
 from host.errors import ProtocolError
 
 __all__ = [
@@ -233,7 +233,7 @@ def internal_error(method: str | None) -> ProtocolError:
 
     Call it inside the ``except`` block that caught the failure; the client learns only the id.
     """
-    incident = uuid.uuid4().hex[:12]
+    incident = ids.incident()
     log.exception(
         "internal error", extra={"event": "internal_error", "method": method, "incident": incident}
     )

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import json
 import logging
-import secrets
 import time
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from host import ids
 from host.errors import ProtocolError, StoreError
 from host.machine import Outcome, Question
 from host.protocol import adapt
@@ -146,7 +146,7 @@ class Relay:
         responses: dict[str, Any] = {}
         session, tool = stream.session, stream.call.machine.name
         for question in step.questions:
-            qid = secrets.token_urlsafe(18)
+            qid = ids.token(18)
             sent.append(qid)
             self.store.put(_QUESTION + qid, session.id, self._ttl_s)
             log.info(

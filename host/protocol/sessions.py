@@ -11,12 +11,12 @@ level the client set with ``logging/setLevel``, so every worker forwards the sam
 from __future__ import annotations
 
 import logging
-import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from host import ids
 from host.protocol.core import can_elicit_form
 from host.protocol.revisions import REVISIONS, Revision
 from host.protocol.seal import Sealer
@@ -113,7 +113,7 @@ class SessionSealer:
     ) -> tuple[Session, str]:
         """A new session for an ``initialize``, and its id for the ``Mcp-Session-Id`` header."""
         payload = {
-            "s": secrets.token_urlsafe(12),
+            "s": ids.token(12),
             "r": revision.version,
             "f": revision.forms and can_elicit_form(capabilities),
             "c": _client_info(client),

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
 
+from host import ids
 from host.errors import StoreError
 from host.store.base import ActState, backoff, check_ttl
 from host.store.leases import LeaseKeeper
@@ -19,7 +19,7 @@ log = logging.getLogger("host.store")
 
 def new_token() -> str:
     """A claim's owner token: random, so no two claims ever share one."""
-    return os.urandom(12).hex()
+    return ids.random_bytes(12).hex()
 
 
 def check_claim(key: str, ttl_s: float, incident: str) -> None:

@@ -1,0 +1,63 @@
+"""Random ids: call nonces, claim tokens, incident ids, question and session ids.
+
+Every id the host makes comes from here, so they share one source and one format. The bytes are
+the operating system's (``os.urandom``, as :mod:`secrets` uses), read a few kilobytes at a time:
+
+NOTE: one ``getrandom`` call per id cost 30-110 µs on sandboxed kernels, more than the rest of a
+plain call's bookkeeping; a buffer makes it one call per few hundred ids. A forked child (a
+gunicorn worker) drops the buffer it inherited, so no two processes ever hand out the same bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import threading
+
+__all__ = ["incident", "random_bytes", "token"]
+
+_CHUNK = 4096
+
+
+class _Buffer:
+    """OS randomness read in chunks, handed out once each."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.data = b""
+        self.at = 0
+
+    def take(self, n: int) -> bytes:
+        with self.lock:
+            if self.at + n > len(self.data):
+                self.data, self.at = os.urandom(max(_CHUNK, n)), 0
+            out = self.data[self.at : self.at + n]
+            self.at += n
+            return out
+
+
+_BUFFER = _Buffer()
+
+
+def _forget_inherited() -> None:
+    global _BUFFER
+    # NOTE: a new lock too: another thread of the parent may have held the old one at the fork.
+    _BUFFER = _Buffer()
+
+
+os.register_at_fork(after_in_child=_forget_inherited)
+
+
+def random_bytes(n: int) -> bytes:
+    """``n`` fresh random bytes: never handed out before, by this process or its parent."""
+    return _BUFFER.take(n)
+
+
+def token(nbytes: int = 16) -> str:
+    """A URL-safe text id of ``nbytes`` random bytes, like :func:`secrets.token_urlsafe`."""
+    return base64.urlsafe_b64encode(_BUFFER.take(nbytes)).rstrip(b"=").decode("ascii")
+
+
+def incident() -> str:
+    """An incident id: 12 hex digits, quoted to clients and written in the log."""
+    return _BUFFER.take(6).hex()

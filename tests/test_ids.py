@@ -1,0 +1,51 @@
+"""Random ids come from one buffer of OS randomness: fresh every time, and never shared by a fork."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+
+from host import ids
+
+
+def test_ids_have_their_formats_and_do_not_repeat() -> None:
+    tokens = [ids.token(16) for _ in range(5000)]
+    incidents = [ids.incident() for _ in range(5000)]
+
+    assert all(re.fullmatch(r"[A-Za-z0-9_-]{22}", t) for t in tokens)
+    assert all(re.fullmatch(r"[0-9a-f]{12}", i) for i in incidents)
+    assert len(set(tokens)) == len(tokens) and len(set(incidents)) == len(incidents)
+
+
+def test_threads_never_get_the_same_bytes() -> None:
+    taken: list[list[bytes]] = [[] for _ in range(8)]
+
+    def take(mine: list[bytes]) -> None:
+        for _ in range(2000):
+            mine.append(ids.random_bytes(8))
+
+    threads = [threading.Thread(target=take, args=(mine,)) for mine in taken]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    every = [b for mine in taken for b in mine]
+    assert len(set(every)) == len(every) == 16_000
+
+
+def test_a_forked_child_does_not_reuse_its_parents_buffer() -> None:
+    ids.random_bytes(1)  # the parent has a buffer, most of it not handed out yet
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(read)
+        os.write(write, ids.random_bytes(64))
+        os._exit(0)
+    os.close(write)
+    child = os.read(read, 64)
+    os.close(read)
+    os.waitpid(pid, 0)
+
+    assert child != ids.random_bytes(64)
