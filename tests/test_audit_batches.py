@@ -39,12 +39,12 @@ def test_items_are_handled_in_order_and_in_batches() -> None:
 
 def test_flush_waits_for_a_batch_still_gathering() -> None:
     seen: list[int] = []
-    batches: Batches[int] = Batches(lambda items: seen.extend(items), "t", window_s=30.0)
+    batches: Batches[int] = Batches(lambda items: seen.extend(items), "t", window_s=0.5)
     batches.put(1)
 
     started = time.monotonic()
     assert batches.flush(5.0)
-    assert seen == [1] and time.monotonic() - started < 5.0
+    assert seen == [1] and time.monotonic() - started < 2.0
 
 
 def test_a_failing_batch_is_logged_and_the_next_one_is_handled(
@@ -70,7 +70,7 @@ def test_a_failing_batch_is_logged_and_the_next_one_is_handled(
 def test_a_forked_child_writes_its_own_items_not_the_parents(tmp_path: Path) -> None:
     out = tmp_path / "child.txt"
     parent_seen: list[str] = []
-    batches: Batches[str] = Batches(lambda items: parent_seen.extend(items), "t", window_s=30.0)
+    batches: Batches[str] = Batches(lambda items: parent_seen.extend(items), "t", window_s=1.0)
     batches.put("parent")  # still gathering when the fork happens
 
     pid = os.fork()
@@ -96,7 +96,7 @@ from host.protocol import Round
 from host.store import open_store
 
 store = open_store(sys.argv[1])
-observer = AuditObserver(store, 86400, window_s=60.0)
+observer = AuditObserver(store, 86400, window_s=2.0)
 for n in range(5):
     observer.round_ended(Round("probe", 1, "bob", time.monotonic(), nonce=f"n-{n}", ends=True))
 """

@@ -1,4 +1,4 @@
-"""Random ids come from one buffer of OS randomness: fresh every time, and never shared by a fork."""
+"""Random ids come from one buffer of OS randomness: fresh each time, never shared by a fork."""
 
 from __future__ import annotations
 

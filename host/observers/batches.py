@@ -101,32 +101,23 @@ class Batches(Generic[T]):
                 done.set()
 
     def _gather(self, q: queue.SimpleQueue[T | Event]) -> tuple[list[T], list[Event]]:
-        """One batch: what comes within ``window_s`` of its first item, cut short by a flush."""
+        """One batch: what is queued ``window_s`` after its first item (a flush: at once)."""
         items: list[T] = []
         flushed: list[Event] = []
         item = q.get()
-        # NOTE: gather for a moment: one transaction for many calls is what pays.
-        deadline = time.monotonic() + self._window_s
+        if not isinstance(item, Event):
+            # NOTE: one sleep, not a wait per item: every wake-up of this thread costs the
+            # request threads a turn of the GIL. A flush meanwhile waits at most the window.
+            time.sleep(self._window_s)
         while True:
             if isinstance(item, Event):
                 flushed.append(item)
             else:
                 items.append(item)
-            if flushed or len(items) >= self._most:
-                # A flush waits for nothing more than what is queued now.
-                while len(items) < self._most:
-                    try:
-                        item = q.get_nowait()
-                    except queue.Empty:
-                        break
-                    if isinstance(item, Event):
-                        flushed.append(item)
-                    else:
-                        items.append(item)
+            if len(items) >= self._most:
                 return items, flushed
-            remaining = deadline - time.monotonic()
             try:
-                item = q.get(timeout=remaining) if remaining > 0 else q.get_nowait()
+                item = q.get_nowait()
             except queue.Empty:
                 return items, flushed
 
