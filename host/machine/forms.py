@@ -11,9 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from host.errors import AnswerMismatch
+from host.machine.schemas import SchemaCheck
 from host.spec.model import FormField
 from host.spec.templates import Renderer, compile_result, is_template
 
@@ -45,7 +44,7 @@ class Form:
     schema: dict[str, Any]
     defaults: dict[str, Any]
     renderer: Renderer | None
-    validator: Draft202012Validator | None
+    validator: SchemaCheck | None
 
     @classmethod
     def build(cls, fields: tuple[FormField, ...]) -> Form:
@@ -58,7 +57,7 @@ class Form:
         defaults = {f.name: f.schema["default"] for f in fields if "default" in f.schema}
         if any(_dynamic(p) for p in properties.values()):
             return cls(schema, defaults, compile_result(schema), None)
-        return cls(schema, defaults, None, Draft202012Validator(_answer_schema(schema)))
+        return cls(schema, defaults, None, SchemaCheck(_answer_schema(schema)))
 
     def render(self, scope: Mapping[str, Any]) -> dict[str, Any]:
         """The ``requestedSchema`` for this call."""
@@ -78,13 +77,13 @@ class Form:
         if not isinstance(content, Mapping):
             raise AnswerMismatch(key, [{"field": "", "message": "content must be an object"}])
         known = {k: v for k, v in content.items() if k in schema["properties"]}
-        validator = self.validator or Draft202012Validator(_answer_schema(schema))
+        validator = self.validator or SchemaCheck(_answer_schema(schema), compiled=False)
         errors = [
             {
                 "field": ".".join(str(p) for p in e.absolute_path) or _missing_field(e),
                 "message": e.message,
             }
-            for e in sorted(validator.iter_errors(known), key=lambda e: list(e.absolute_path))
+            for e in sorted(validator.errors(known), key=lambda e: list(e.absolute_path))
         ]
         if errors:
             raise AnswerMismatch(key, errors)

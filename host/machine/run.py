@@ -13,14 +13,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from host import ids
 from host.errors import AnswerMismatch, ContentError, StoreError, ToolError
 from host.machine.bind import Handler
 from host.machine.content import content_blocks
 from host.machine.forms import Form
 from host.machine.remember import Approving, Remember
+from host.machine.schemas import SchemaCheck
 from host.machine.timing import DEFAULT_ACT_S, DEFAULT_READ_S, RUNNER, HandlerTimeout
 from host.machine.types import (
     Answer,
@@ -107,7 +106,7 @@ class Machine:
         self.description = description
         self.input_schema = input_schema
         self.output_schema = output_schema
-        self._output = Draft202012Validator(output_schema) if output_schema is not None else None
+        self._output = SchemaCheck(output_schema) if output_schema is not None else None
         self.annotations = dict(annotations or {})
         self.steps = steps
         self.act = act
@@ -119,7 +118,7 @@ class Machine:
             for s in steps
             if isinstance(s, QuestionStep)
         }
-        self._validator = Draft202012Validator(input_schema)
+        self._validator = SchemaCheck(input_schema)
         self._fields = tuple(input_schema.get("properties", {}))
         self._defaults = {
             k: v["default"]
@@ -150,7 +149,7 @@ class Machine:
 
     def check_arguments(self, arguments: Mapping[str, Any]) -> Outcome | None:
         """An ``isError`` outcome saying what to fix, or None when the arguments are valid."""
-        errors = sorted(self._validator.iter_errors(dict(arguments)), key=lambda e: e.path)
+        errors = sorted(self._validator.errors(dict(arguments)), key=lambda e: e.path)
         if not errors:
             return None
         lines = []
@@ -302,7 +301,7 @@ class Machine:
         """
         if self._output is None or outcome.structured is None:
             return outcome
-        error = next(iter(self._output.iter_errors(outcome.structured)), None)
+        error = self._output.first_error(outcome.structured)
         if error is None:
             return outcome
         where = "/".join(str(p) for p in error.absolute_path) or "the result"
