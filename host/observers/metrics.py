@@ -29,6 +29,7 @@ the files of every worker, past and present. Without it, the numbers are this pr
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -59,6 +60,7 @@ class MetricsObserver:
         # NOTE: a registry of its own, so several apps in one process (tests) do not clash in
         # the global one; in multiprocess mode the values go to the files regardless.
         self.registry = CollectorRegistry()
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
         r = self.registry
         self.duration = Histogram(
             "mcp_server_operation_duration",
@@ -96,17 +98,30 @@ class MetricsObserver:
 
     def round_ended(self, event: Round) -> None:
         """Count one round."""
-        tool = event.tool
-        self.duration.labels(event.method, tool, _error_type(event)).observe(event.duration_s)
-        self.rounds.labels(tool, event.outcome).inc()
+        tool, child = event.tool, self._child
+        child(self.duration, event.method, tool, _error_type(event)).observe(event.duration_s)
+        child(self.rounds, tool, event.outcome).inc()
         if event.asked:
-            self.questions.labels(tool).inc(len(event.asked))
+            child(self.questions, tool).inc(len(event.asked))
         for action in event.answers.values():
-            self.answers.labels(tool, action).inc()
+            child(self.answers, tool, action).inc()
         if event.acted:
-            self.acts.labels(tool).inc()
+            child(self.acts, tool).inc()
         if event.replayed:
-            self.replays.labels(tool).inc()
+            child(self.replays, tool).inc()
+
+    def _child(self, metric: Any, *labels: str) -> Any:
+        """``metric.labels(*labels)``, looked up once per label set.
+
+        NOTE: ``labels()`` checks and joins its arguments under a lock on every call; the label
+        sets are few (tools, outcomes, methods), so each one's child is kept. Children survive
+        a fork: in multiprocess mode each value reopens its file in a new process.
+        """
+        key = (id(metric), labels)
+        found = self._children.get(key)
+        if found is None:
+            found = self._children[key] = metric.labels(*labels)
+        return found
 
     def refused(self, event: Refusal) -> None:
         """Count one refused request."""
