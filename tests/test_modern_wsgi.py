@@ -176,3 +176,18 @@ def test_the_official_sdk_client_can_use_the_tools(gunicorn: str) -> None:
             }
 
     anyio.run(scenario)
+
+
+def test_the_protocol_sees_the_headers_falcon_sees() -> None:
+    import falcon
+    from falcon import testing as falcon_testing
+
+    from host.web.app import EnvironHeaders
+
+    sent = {"Mcp-Method": "tools/call", "Content-Type": "application/json", "Mcp-Param-Id": "T-1"}
+    env = falcon_testing.create_environ(headers=sent, body=b"{}")
+    headers = EnvironHeaders(env)
+
+    assert dict(headers) == {k.lower(): v for k, v in falcon.Request(env).headers.items()}
+    assert headers.get("mcp-param-id") == "T-1" and headers.get("content-length") == "2"
+    assert headers.get("mcp-name") is None and "mcp-method" in headers

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import falcon
@@ -42,9 +43,42 @@ UNPROTECTED = (
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 
 
+class EnvironHeaders(Mapping[str, str]):
+    """A request's headers by lower-case name, read from the WSGI environ when asked for.
+
+    NOTE: the protocol looks up a handful of headers per request; copying all of them into a
+    dict first cost more than every lookup together.
+    """
+
+    __slots__ = ("_environ",)
+
+    def __init__(self, environ: Mapping[str, Any]) -> None:
+        self._environ = environ
+
+    def __getitem__(self, name: str) -> str:
+        key = name.upper().replace("-", "_")
+        if key not in _UNPREFIXED:
+            key = "HTTP_" + key
+        value = self._environ[key]
+        if not isinstance(value, str):
+            raise KeyError(name)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        for key, value in self._environ.items():
+            if isinstance(value, str) and (key.startswith("HTTP_") or key in _UNPREFIXED):
+                yield key.removeprefix("HTTP_").replace("_", "-").lower()
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+_UNPREFIXED = frozenset({"CONTENT_TYPE", "CONTENT_LENGTH"})
+
+
 def request_context(req: falcon.Request, identity: Identity) -> RequestContext:
     """The protocol's view of an HTTP request: its headers and who is calling."""
-    return RequestContext.http({name.lower(): v for name, v in req.headers.items()}, identity)
+    return RequestContext.http(EnvironHeaders(req.env), identity)
 
 
 def origin_allowed(origin: str | None, allowed: tuple[str, ...]) -> bool:
