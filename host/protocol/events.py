@@ -187,4 +187,7 @@ class LogObserver:
             fields["ending"] = event.ending
         if event.code is not None:
             fields["code"] = event.code
-        log.info("tool call", extra=fields)
+        # NOTE: one line per round, so the record is made directly: logging's own path looks
+        # up the caller's file and line by walking the stack, which no JSON line shows.
+        log.handle(log.makeRecord(log.name, logging.INFO, __file__, 0, "tool call", (), None,
+                                  extra=fields))  # fmt: skip
