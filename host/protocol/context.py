@@ -91,6 +91,6 @@ def trace_context(params: Mapping[str, Any], request: RequestContext) -> dict[st
     meta = params.get("_meta")
     source: Mapping[str, Any] = meta if isinstance(meta, Mapping) else {}
     if not isinstance(source.get("traceparent"), str):
-        source = request.headers or {}
+        source = request.headers if request.headers is not None else {}
     found = {key: source.get(key) for key in TRACE_KEYS}
     return {k: v for k, v in found.items() if isinstance(v, str) and 0 < len(v) <= _MAX_TRACE}
