@@ -201,3 +201,36 @@ def test_bad_claim_arguments_are_programming_errors(
 def test_bad_lease_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="lease_s"):
         open_store(f"sqlite:///{tmp_path / 'store.db'}", lease_s=0)
+
+
+def test_sqlite_commits_a_claim_with_fsync_and_its_result_without(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from host.store.sqlite_pool import Connections
+
+    levels: list[int] = []
+    write = Connections.write
+
+    def spy(self: Connections, **kwargs: object):  # type: ignore[no-untyped-def]
+        cm = write(self, **kwargs)  # type: ignore[arg-type]
+
+        class Watch:
+            def __enter__(self) -> object:
+                conn = cm.__enter__()
+                levels.append(conn.execute("PRAGMA synchronous").fetchone()[0])
+                return conn
+
+            def __exit__(self, *exc: object) -> object:
+                return cm.__exit__(*exc)  # type: ignore[arg-type]
+
+        return Watch()
+
+    monkeypatch.setattr(Connections, "write", spy)
+    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    try:
+        claim = _claim(store, "act:k")
+        claim.record("done")
+    finally:
+        store.close()
+
+    assert levels == [2, 1]  # FULL for the claim, NORMAL for its result

@@ -53,6 +53,9 @@ class Connections:
         self._lock = threading.Lock()
         self._pid = os.getpid()
         self._idle: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
+        # NOTE: connections that commit with synchronous = FULL are pooled apart, so no
+        # transaction pays two pragmas to switch a connection's level and back.
+        self._durable: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
         # NOTE: connections inherited over fork are kept referenced, never closed in the child:
         # SQLite forbids using them there, and closing one could disturb the parent's locks.
         self._inherited: list[queue.SimpleQueue[sqlite3.Connection]] = []
@@ -95,8 +98,12 @@ class Connections:
         if found is not None:
             raise StoreError(found)
 
-    def open(self) -> sqlite3.Connection:
-        """A new connection to the store's file (never creating one), in WAL mode."""
+    def open(self, *, durable: bool = False) -> sqlite3.Connection:
+        """A new connection to the store's file (never creating one), in WAL mode.
+
+        Args:
+            durable: Its commits use ``synchronous = FULL`` (else ``NORMAL``).
+        """
         conn = sqlite3.connect(
             self._uri,
             uri=True,
@@ -106,7 +113,8 @@ class Connections:
         )
         try:
             self._set_wal(conn)
-            conn.execute("PRAGMA synchronous = NORMAL")  # durable across crashes of the process
+            # NORMAL: durable across crashes of the process; FULL: of the machine too.
+            conn.execute(f"PRAGMA synchronous = {'FULL' if durable else 'NORMAL'}")
         except BaseException:
             conn.close()
             raise
@@ -129,18 +137,22 @@ class Connections:
             raise sqlite3.OperationalError(f"journal_mode is {mode!r}, WAL could not be set")
 
     @contextmanager
-    def connection(self) -> Iterator[sqlite3.Connection]:
-        """A connection for this thread to use alone; store errors come out as StoreError."""
+    def connection(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
+        """A connection for this thread to use alone; store errors come out as StoreError.
+
+        Args:
+            durable: One whose commits use ``synchronous = FULL``.
+        """
         if self.closed:
             raise StoreError(f"the SQLite store {self.path} is closed")
         if os.getpid() != self._pid:
             self._after_fork()
-        idle = self._idle
+        idle = self._durable if durable else self._idle
         try:
             try:
                 conn = idle.get_nowait()
             except queue.Empty:
-                conn = self.open()
+                conn = self.open(durable=durable)
                 if self.problem() is not None:
                     conn.close()
                     self.check()
@@ -149,7 +161,7 @@ class Connections:
             finally:
                 if conn.in_transaction:
                     conn.rollback()
-                if self.closed or idle is not self._idle:
+                if self.closed or idle not in (self._idle, self._durable):
                     conn.close()
                 else:
                     idle.put(conn)
@@ -189,10 +201,7 @@ class Connections:
 
     @contextmanager
     def _transaction(self, durable: bool, wait_s: float | None) -> Iterator[sqlite3.Connection]:
-        with self.connection() as conn:
-            if durable:
-                # NOTE: the level cannot change inside a transaction, so it is set around it.
-                conn.execute("PRAGMA synchronous = FULL")
+        with self.connection(durable=durable) as conn:
             if wait_s is not None:
                 conn.execute(f"PRAGMA busy_timeout = {int(wait_s * 1000)}")
             try:
@@ -201,10 +210,8 @@ class Connections:
                 conn.execute("COMMIT")
             finally:
                 # NOTE: a pragma cannot run inside the transaction a failed block left open.
-                if (durable or wait_s is not None) and conn.in_transaction:
+                if wait_s is not None and conn.in_transaction:
                     conn.rollback()
-                if durable:
-                    conn.execute("PRAGMA synchronous = NORMAL")
                 if wait_s is not None:
                     conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
 
@@ -213,17 +220,18 @@ class Connections:
         self.closed = True
         if os.getpid() != self._pid:
             self._after_fork()  # close only what this process opened
-        while True:
-            try:
-                self._idle.get_nowait().close()
-            except queue.Empty:
-                return
+        for idle in (self._idle, self._durable):
+            while True:
+                try:
+                    idle.get_nowait().close()
+                except queue.Empty:
+                    break
 
     def _after_fork(self) -> None:
         with self._lock:
             if os.getpid() != self._pid:
-                self._inherited.append(self._idle)
-                self._idle = queue.SimpleQueue()
+                self._inherited += [self._idle, self._durable]
+                self._idle, self._durable = queue.SimpleQueue(), queue.SimpleQueue()
                 # NOTE: a thread of the parent may have held it at the fork; it never returns.
                 self._writer = threading.Lock()
                 self._pid = os.getpid()
