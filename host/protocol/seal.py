@@ -19,13 +19,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from itsdangerous import BadData, Serializer
+from itsdangerous import BadData, Signer
 
 __all__ = ["Sealer"]
 
 
 class _CompactJson:
-    """itsdangerous's payload serializer: compact JSON in URL-safe base64, never compressed.
+    """The payload's encoding: compact JSON in URL-safe base64, never compressed.
 
     NOTE: tokens are a few hundred bytes; zlib saved little and cost more than the HMAC.
     """
@@ -71,18 +71,15 @@ class Sealer:
         self.ttl_s = ttl_s
         self.clock = clock
         self._max_length = max_length
-        # NOTE: itsdangerous orders keys oldest to newest and signs with the last.
-        self._serializer: Serializer[str] = Serializer(
-            list(reversed(keys)),
-            salt=salt,
-            serializer=_CompactJson,
-            signer_kwargs={"digest_method": hashlib.sha256},
-        )
+        # NOTE: itsdangerous orders keys oldest to newest and signs with the last. One signer,
+        # made once: its Serializer made a new one (and its key list) for every token. The
+        # tokens are the same either way: payload, ".", HMAC-SHA256 of a key derived per salt.
+        self._signer = Signer(list(reversed(keys)), salt=salt, digest_method=hashlib.sha256)
 
     def seal(self, payload: dict[str, Any]) -> str:
         """The token for ``payload``; it carries its expiry as ``x``."""
-        token = self._serializer.dumps({**payload, "x": round(self.clock() + self.ttl_s, 3)})
-        return token if isinstance(token, str) else token.decode("ascii")
+        body = _CompactJson.dumps({**payload, "x": round(self.clock() + self.ttl_s, 3)})
+        return self._signer.sign(body).decode("ascii")
 
     def open(self, token: Any) -> dict[str, Any] | str:
         """The payload of a valid, unexpired token; else why it was refused (for the log)."""
@@ -91,8 +88,8 @@ class Sealer:
         if len(token) > self._max_length:
             return "too long"
         try:
-            payload = self._serializer.loads(token)
-        except BadData:
+            payload = _CompactJson.loads(self._signer.unsign(token))
+        except (BadData, ValueError):  # a bad signature, or bad Base64 or JSON under a good one
             return "bad signature or encoding"
         if not isinstance(payload, dict):
             return "malformed payload"
