@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from test_legacy_support import Legacy, legacy_client, structured, survey_project
-from test_modern_support import emails, ticket
+from test_modern_support import HELPDESK, emails, ticket
 
 FALLBACK = "sendElicitationResult"
 
@@ -187,3 +188,21 @@ def test_several_questions_are_asked_one_result_at_a_time(tmp_path: Path) -> Non
     assert json.loads(send(legacy, declined, "decline")["content"][0]["text"]) == {
         "recorded": False
     }
+
+
+def test_a_server_that_refuses_the_fallback_gives_such_clients_the_missing_capability_error(
+    tmp_path: Path, db: Path
+) -> None:
+    refusing = replace(HELPDESK, server=replace(HELPDESK.server, fallback_enabled=False))
+    legacy = legacy_client(tmp_path, project=refusing)
+    legacy.initialize("2025-03-26", {})
+
+    listed = [t["name"] for t in legacy.request("tools/list", {}).json["result"]["tools"]]
+    assert FALLBACK not in listed and "close_ticket" in listed
+    refused = legacy.request("tools/call", {"name": "close_ticket", "arguments": {"id": "T-1"}})
+    assert refused.json["error"]["code"] == -32021
+    unknown = legacy.request("tools/call", {"name": FALLBACK, "arguments": {}})
+    assert unknown.json["error"]["code"] == -32602
+    assert emails(db, "T-1") == 0
+    # Tools that never ask still work.
+    assert "isError" not in legacy.call("list_outbox")

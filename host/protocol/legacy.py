@@ -255,7 +255,12 @@ class LegacyProtocol:
         return {}
 
     def _offers_fallback(self, session: Session) -> bool:
-        return self.host.asks and not session.forms
+        """Whether the session gets the fallback tool: it cannot show forms, and tools may ask.
+
+        NOTE: ``elicitation: {fallback: false}`` refuses the channel: such a session's calls
+        that would ask get the -32021 error a client without elicitation gets.
+        """
+        return self.host.server.fallback_enabled and self.host.asks and not session.forms
 
     def _answers_fallback(self, session: Session) -> bool:
         """Whether ``sendElicitationResult`` is served: also while questions are switched off.
@@ -264,7 +269,7 @@ class LegacyProtocol:
         more questions are due, as a modern client's ``requestState`` round does; a call that
         would ask again gets ELICITATION_DISABLED from the core.
         """
-        return self.host.may_have_asked and not session.forms
+        return self.host.server.fallback_enabled and self.host.may_have_asked and not session.forms
 
     def _tools_list(
         self, message: Request, session: Session, request: RequestContext
