@@ -53,6 +53,9 @@ __all__ = ["FULL", "QUICK", "main"]
 FULL = Plan(calls=6_000, exchanges=2_000, warmup=300, rounds=3)
 QUICK = Plan(calls=200, exchanges=60, warmup=30, rounds=1, timeout=30.0)
 SECTIONS = ("throughput", "machinery", "scale")
+# NOTE: with gunicorn's C parser installed, the host and the ceiling are also run on the Python
+# one, so one run says what the parser is worth to each.
+FAST_PARSER = importlib.util.find_spec("gunicorn_h1c") is not None
 _MACHINERY = """
 import json, sys
 sys.path.insert(0, {root!r})
@@ -151,15 +154,17 @@ class Bench:
         if self.host_missing:
             self.notes.append(f"host not measured: {self.host_missing}")
         else:
-            for label, workers, pinned in (
-                ("host", 1, True),
-                ("host-2-workers-unpinned", 2, False),
-            ):
+            hosts = [("host", 1, True, "auto"), ("host-2-workers-unpinned", 2, False, "auto")]
+            if FAST_PARSER:
+                hosts.append(("host-python-parser", 1, True, "python"))
+            for label, workers, pinned, parser in hosts:
                 port = servers.free_port()
-                cmd = servers.gunicorn_cmd("host.web.wsgi:app", port, workers)
+                cmd = servers.gunicorn_cmd("host.web.wsgi:app", port, workers, parser=parser)
                 specs.append(Spec(label, cmd, port, self.host_env(label), pinned))
+        if not FAST_PARSER:
+            self.notes.append("gunicorn_h1c is not installed: every gunicorn parses in Python")
 
-        def ceiling(runs: dict[str, TargetRun]) -> Spec:
+        def ceilings(runs: dict[str, TargetRun]) -> list[Spec]:
             source = next(
                 (runs[k] for k in ("host", "sdk-fastest") if k in runs and not runs[k].error),
                 None,
@@ -169,16 +174,20 @@ class Bench:
                 f"ceiling answers sized like {source.label if source else 'defaults'}: {sizes}"
             )
             env = {**self._base_env(), "CEILING_SIZES": ",".join(map(str, sizes))}
-            port = servers.free_port()
-            return Spec(
-                "ceiling", servers.gunicorn_cmd("bench.ceiling:app", port, 1), port, env, True
-            )
+            made = []
+            for label, parser in [("ceiling", "auto")] + (
+                [("ceiling-python-parser", "python")] if FAST_PARSER else []
+            ):
+                port = servers.free_port()
+                cmd = servers.gunicorn_cmd("bench.ceiling:app", port, 1, parser=parser)
+                made.append(Spec(label, cmd, port, env, True))
+            return made
 
         def say(text: str) -> None:
             print(f"  {text}", file=sys.stderr, flush=True)
 
         self.runs = run_all(
-            specs, self.plan, self.server_cpus, self.client_cpus, self.work, ceiling, say
+            specs, self.plan, self.server_cpus, self.client_cpus, self.work, ceilings, say
         )
         for label, run in self.runs.items():
             if run.error:

@@ -40,9 +40,9 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-# NOTE: the settings of ``host serve`` (gthread, 8 threads, keep-alive 5 s): gunicorn's sync worker
-# would close the connection after every response. Host and ceiling always share these settings.
-GUNICORN_THREADS = 8
+# NOTE: the settings of ``host serve`` (gthread, its threads per worker, keep-alive 5 s): gunicorn's
+# sync worker would close the connection after every response. Host and ceiling always share them.
+GUNICORN_THREADS = 1024
 # NOTE: taken at import, before the benchmark pins itself, so an unpinned server gets every CPU.
 ALL_CPUS = frozenset(os.sched_getaffinity(0))
 _LIVE: dict[int, subprocess.Popen[bytes]] = {}
@@ -69,12 +69,18 @@ def free_port() -> int:
 
 
 def gunicorn_cmd(
-    app: str, port: int, workers: int = 1, threads: int = GUNICORN_THREADS
+    app: str, port: int, workers: int = 1, threads: int = GUNICORN_THREADS, parser: str = "auto"
 ) -> list[str]:
-    """The gunicorn command line the benchmark uses for the host and the ceiling alike."""
+    """The gunicorn command line the benchmark uses for the host and the ceiling alike.
+
+    ``parser`` is gunicorn's ``--http-parser``: ``auto`` takes the C parser (``gunicorn_h1c``,
+    the ``gunicorn[fast]`` extra) when it is installed, ``python`` never does.
+    """
     return [
         str(BIN / "gunicorn"),
         app,
+        "--http-parser",
+        parser,
         "--bind",
         f"127.0.0.1:{port}",
         "--workers",

@@ -216,16 +216,21 @@ def run_all(
     server_cpus: frozenset[int] | None,
     client_cpus: frozenset[int],
     work: Path,
-    ceiling: Callable[[dict[str, TargetRun]], Spec],
+    ceilings: Callable[[dict[str, TargetRun]], list[Spec]],
     say: Callable[[str], None] = lambda _: None,
 ) -> dict[str, TargetRun]:
-    """Start every server, then the ceiling (``ceiling`` builds it from the others' sizes), and
-    measure them all in interleaved rounds. Every server is stopped before this returns."""
+    """Start every server, then the ceilings (``ceilings`` builds them from the others' sizes),
+    and measure them all in interleaved rounds. Every server is stopped before this returns."""
     runs: dict[str, TargetRun] = {}
     with contextlib.ExitStack() as stack:
         lives: list[_Live] = []
-        for spec in [*specs, None]:
-            spec = spec or ceiling(runs)
+        for spec in specs:
+            say(f"start {spec.label}")
+            live = _start(stack, spec, server_cpus, work)
+            runs[spec.label] = live.run
+            if live.run.error is None:
+                lives.append(live)
+        for spec in ceilings(runs):
             say(f"start {spec.label}")
             live = _start(stack, spec, server_cpus, work)
             runs[spec.label] = live.run

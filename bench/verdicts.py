@@ -103,6 +103,13 @@ def build_checks(bench: Bench) -> list[Check]:
     if host_p and host_x and host_p.server_cpu_us:
         note = f"by server CPU: {host_x.server_cpu_us / host_p.server_cpu_us:.2f}x"
     checks.append(Check("exchange cost / plain call (host)", cost, note=note))
+    for kind in ("plain", "exchange"):
+        fast, slow = _m(bench, "ceiling", kind), _m(bench, "ceiling-python-parser", kind)
+        if slow is not None:
+            checks.append(_versus(f"C parser / Python parser, ceiling, {kind}", fast, slow))
+        fast, slow = _m(bench, "host", kind), _m(bench, "host-python-parser", kind)
+        if slow is not None:
+            checks.append(_versus(f"C parser / Python parser, host, {kind}", fast, slow))
     checks.append(
         _versus("host 2 workers unpinned / 1 pinned, plain", _m(bench, two, "plain"), host_p)
     )
