@@ -88,8 +88,10 @@ class SchemaCheck:
             # NOTE: compiled on first use, not at start-up: a thousand tools would take seconds.
             # Two threads may both compile; either result is the same.
             try:
+                # NOTE: detailed_exceptions stays on: without it fastjsonschema cannot compile
+                # ``const`` (its message template needs the details).
                 self._fast = fastjsonschema.compile(
-                    self.schema, use_default=False, use_formats=False, detailed_exceptions=False
+                    self.schema, use_default=False, use_formats=False
                 )
             except Exception:  # a schema the compiler cannot take: jsonschema alone, always
                 self._fast = None
