@@ -66,10 +66,21 @@ class SchemaCheck:
 
     def __init__(self, schema: dict[str, Any], *, compiled: bool = True) -> None:
         self.schema = schema
-        self.validator = Draft202012Validator(schema)
+        self._validator: Draft202012Validator | None = None
         self._fast: Callable[[Any], Any] | None = None
         # NOTE: True here means "nothing (more) to compile": jsonschema alone.
-        self._compiled = not compiled or not _same_in_both(schema)
+        self._compiled = not compiled
+
+    @property
+    def validator(self) -> Draft202012Validator:
+        """jsonschema's validator of the schema, made when first needed.
+
+        NOTE: not at start-up: with its reference registry it costs tens of KB and a fraction
+        of a millisecond, for each of a thousand tools' schemas, most never called.
+        """
+        if self._validator is None:
+            self._validator = Draft202012Validator(self.schema)
+        return self._validator
 
     def errors(self, instance: Any) -> list[ValidationError]:
         """Every error of ``instance`` against the schema; empty when it is valid."""
@@ -87,6 +98,9 @@ class SchemaCheck:
         if not self._compiled:
             # NOTE: compiled on first use, not at start-up: a thousand tools would take seconds.
             # Two threads may both compile; either result is the same.
+            self._compiled = True
+            if not _same_in_both(self.schema):
+                return False
             try:
                 # NOTE: detailed_exceptions stays on: without it fastjsonschema cannot compile
                 # ``const`` (its message template needs the details).
@@ -95,7 +109,6 @@ class SchemaCheck:
                 )
             except Exception:  # a schema the compiler cannot take: jsonschema alone, always
                 self._fast = None
-            self._compiled = True
         if self._fast is None:
             return False
         try:
