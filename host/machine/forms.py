@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from host.errors import AnswerMismatch
-from host.machine.schemas import SchemaCheck
+from host.spec.jsonschemas import SchemaCheck
 from host.spec.model import FormField
 from host.spec.templates import Renderer, compile_result, is_template
 
