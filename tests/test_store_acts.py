@@ -234,3 +234,46 @@ def test_sqlite_commits_a_claim_with_fsync_and_its_result_without(
         store.close()
 
     assert levels == [2, 1]  # FULL for the claim, NORMAL for its result
+
+
+def test_sqlite_claims_made_at_once_share_transactions_and_each_is_decided_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from host.store.sqlite_pool import Connections
+
+    durable: list[int] = []
+    write = Connections.write
+
+    def counted(self: Connections, **kwargs: object):  # type: ignore[no-untyped-def]
+        if kwargs.get("durable"):
+            durable.append(1)
+        return write(self, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Connections, "write", counted)
+    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    start = threading.Barrier(40)
+    results: dict[int, ActClaim | ActState] = {}
+
+    def claim(n: int) -> None:
+        start.wait()
+        # Half the threads race for one key; the others each claim a key of their own.
+        key = "act:shared" if n % 2 else f"act:own-{n}"
+        results[n] = store.claim_act(key, ttl_s=30, incident=f"inc-{n}")
+
+    try:
+        threads = [threading.Thread(target=claim, args=(n,)) for n in range(40)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        shared = [r for n, r in results.items() if n % 2]
+        own = [r for n, r in results.items() if not n % 2]
+        assert len(results) == 40
+        assert all(isinstance(r, ActClaim) for r in own)
+        [winner] = [r for r in shared if isinstance(r, ActClaim)]
+        assert all(
+            r == ActState("running", None, winner.incident) for r in shared if r is not winner
+        )
+        assert len(durable) < 40  # claims that came together were committed together
+    finally:
+        store.close()

@@ -27,6 +27,7 @@ from host.store.acts import HeldClaim, check_claim, new_token, wait_until_settle
 from host.store.base import DEFAULT_LEASE_S, ActClaim, ActState, Risk, check_ttl
 from host.store.leases import LeaseKeeper
 from host.store.records import Approval, AuditRecord, check_filters, check_limit, check_revoke
+from host.store.sqlite_claims import ClaimQueue
 from host.store.sqlite_pool import Connections
 from host.store.sqlite_watch import SqliteWatcher
 from host.store.waiting import pop_waiting
@@ -102,6 +103,7 @@ class SqliteStore:
                 + "COMMIT;"
             )
         self._keeper = LeaseKeeper(self._renew, lease_s, repr(self))
+        self._claims = ClaimQueue(self._pool)
         self._watcher = SqliteWatcher(self._pool, watch_every_s)
 
     def __repr__(self) -> str:
@@ -113,8 +115,7 @@ class SqliteStore:
         """Claim an act or say what became of it; see :meth:`host.store.base.Store.claim_act`."""
         check_claim(key, ttl_s, incident)
         token = new_token()
-        with self._pool.write(durable=True) as conn:
-            found = sqlite_acts.claim(conn, key, token, incident, ttl_s, self.lease_s)
+        found = self._claims.claim(key, token, incident, ttl_s, self.lease_s)
         if found is not None:
             return found
         self._keeper.hold(token, key)
