@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -242,6 +243,35 @@ def test_yaml_1_2_that_the_c_parser_refuses_is_read_as_the_pure_parser_reads_it(
     assert problems == []
     assert docs[0].data["scopes"] == ["tickets:read", "billing:refund"]
     assert docs[0].locs.value(("scopes", 1)) == Pos("x.yaml", 2, 24)
+
+
+VERSIONED = [
+    "a: yes\nb: 0o7\nc: 010\nd: ~\ne: 1_000\nf: .inf\ng: 2001-12-14\nh: ''\n",
+    "%YAML 1.1\n---\na: yes\nb: 0o7\nc: 010\n---\nd: on\ne: 1_000\n",
+    "%YAML 1.2\n---\na: yes\n---\nb: [no, 0x1F, -.5]\n",
+]
+
+
+@pytest.mark.parametrize("pure", [False, True])
+@pytest.mark.parametrize("text", VERSIONED)
+def test_scalars_resolve_as_ruamel_itself_resolves_them(text: str, pure: bool) -> None:
+    """Our resolver (one that raises nothing per scalar) tags every scalar as ruamel's own does."""
+    from ruamel.yaml import YAML
+
+    from host.spec.load import _compose_all
+
+    def tags(node: Any) -> Any:
+        if isinstance(node.value, list):
+            return [
+                tags(v)
+                for pair in node.value
+                for v in (pair if isinstance(pair, tuple) else [pair])
+            ]
+        return (node.value, str(node.tag))
+
+    ours = [tags(root) for root in _compose_all(text, pure=pure)]
+    theirs = [tags(root) for root in YAML(typ="safe", pure=pure).compose_all(text)]
+    assert ours == theirs
 
 
 def test_positions_count_characters_not_bytes() -> None:
