@@ -85,6 +85,38 @@ def test_merge_keys_and_anchors() -> None:
     assert docs[0].data["field"] == {"type": "string", "title": "Own"}
 
 
+NODE_CASES = [
+    (
+        "a: &x {b: 1}\nc: {<<: [*x, 5], d: 2}\n",
+        {"a": {"b": 1}, "c": {"b": 1, "d": 2}},
+        [("wrong-type", 2, 14)],
+    ),
+    (
+        "a: !!str 5\nb: !!int '7'\nc: !!float 1\nd: !!null ''\ne: !!bool yes\n",
+        {"a": "5", "b": 7, "c": 1.0, "d": None, "e": False},
+        [],
+    ),
+    ("x: &a [1, *a]\n", {"x": [1, None]}, [("yaml-syntax", 1, 4)]),
+    ("!!merge a: {b: 1}\nc: 2\n", {"b": 1, "c": 2}, []),
+    (
+        "m: {a: hello, world, b: 2}\n",
+        {"m": {"a": "hello", "world": None, "b": 2}},
+        [("yaml-syntax", 1, 15)],
+    ),
+]
+
+
+@pytest.mark.parametrize("pure", [False, True])
+@pytest.mark.parametrize(("text", "data", "problems"), NODE_CASES, ids=range(len(NODE_CASES)))
+def test_tags_merges_and_aliases_as_written(
+    text: str, data: Any, problems: list[tuple[str, int, int]], pure: bool
+) -> None:
+    """Explicit tags, merges (also by an explicit !!merge), a self-referring alias, a lost value."""
+    docs, found = load_text(text, "x.yaml", pure=pure)
+    assert [d.data for d in docs] == [data]
+    assert [(p.rule, p.pos.line, p.pos.column) for p in found] == problems
+
+
 def test_custom_tags_are_refused() -> None:
     _, problems = load_text("a: !secret x\n", "x.yaml")
     assert [(p.rule, p.pos.line, p.pos.column) for p in problems] == [("yaml-syntax", 1, 4)]
