@@ -1,6 +1,7 @@
 """Compile a checked project into machines, once, at start-up.
 
-Every template, form, validator and handler is resolved here, so a call only renders and runs.
+Every template, form, validator and handler is resolved here, so a call only renders and runs
+(a message template is parsed here and turned into code on its first render).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Messages, ``missing`` texts, ``when`` expressions, form options and every string inside a RESULT are
 templates. The checker uses :func:`names` to prove every name is in scope; the machine uses the
-``compile_*`` functions at start-up and only renders per call.
+``compile_*`` functions at start-up and only renders per call (a message's code is generated on
+its first render).
 """
 
 from __future__ import annotations
@@ -134,11 +135,27 @@ def result_names(value: Any) -> set[str]:
 
 
 def compile_text(source: str) -> Renderer:
-    """A message template that renders to a string."""
+    """A message template that renders to a string.
+
+    NOTE: parsed now (so a template that does not parse fails at start-up, as ever, and the parse
+    is usually the checker's, cached), but turned into code on its first render: a worker with
+    many tools starts without generating code for messages most of its calls never show.
+
+    Raises:
+        jinja2.TemplateSyntaxError: the template does not parse.
+    """
     if not is_template(source):
         return lambda scope: source
-    template = _template(source)
-    return lambda scope: template.render(scope)
+    parsed(source)
+    template: Template | None = None
+
+    def render(scope: Mapping[str, Any]) -> str:
+        nonlocal template
+        if template is None:
+            template = _template(source)
+        return template.render(scope)
+
+    return render
 
 
 @lru_cache(maxsize=4096)
