@@ -285,3 +285,15 @@ def test_tools_share_each_handler_loaded_once(
     missing = (*tools, tool(Act("h:nope"), name="t9"))
     with pytest.raises(HandlerImportError, match="no function 'nope'"):
         compile_project(Project(Server(), missing, handlers, handlers))
+
+
+def test_a_static_forms_validator_is_built_on_its_first_answer_and_kept() -> None:
+    from host.machine.forms import Form
+
+    form = Form.build((FormField("agent", {"type": "string", "enum": ["Nour", "Sam"]}, True),))
+    assert "_static_validator" not in vars(form)
+    with pytest.raises(AnswerMismatch):
+        form.check("pick", form.schema, {"agent": "Priya"})
+    built = vars(form)["_static_validator"]
+    assert form.check("pick", form.schema, {"agent": "Sam"}) == {"agent": "Sam"}
+    assert vars(form)["_static_validator"] is built
