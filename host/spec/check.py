@@ -7,7 +7,9 @@ project when there is no error), :func:`load_project` for everything that serves
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,6 +85,20 @@ def check_project(
     handlers = Path(handlers_dir) if handlers_dir is not None else default_handlers_dir(first)
     files, found = spec_files(given)
     index = HandlerIndex(handlers, import_modules=import_handlers)
+    with _fewer_collections():
+        return _check(files, found, index, first, handlers, specs_dir, auth)
+
+
+def _check(
+    files: list[Path],
+    found: list[Diagnostic],
+    index: HandlerIndex,
+    first: Path,
+    handlers: Path,
+    specs_dir: Path,
+    auth: bool | None,
+) -> CheckResult:
+    """Every check of ``files``, the project-wide ones last (see :func:`check_project`)."""
     servers: list[tuple[Document, Server | None]] = []
     tools: list[_Checked] = []
     names: dict[str, Pos] = {}
@@ -125,6 +141,24 @@ def check_project(
         return CheckResult(None, diagnostics)
     ordered = tuple(sorted((t.tool for t in tools), key=lambda t: t.name))
     return CheckResult(Project(server, ordered, handlers, specs_dir), diagnostics)
+
+
+@contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Let the cyclic garbage collector run less often while a project is checked.
+
+    NOTE: a check allocates many objects that live until it ends (documents, positions, models);
+    at Python's default (a young-generation pass every 700 allocations) the collector spent about
+    a tenth of a 1,000-tool check walking them. Every 10,000 it spends a fifth of that, and the
+    cycles a check leaves (ruamel's per-file loader classes) are still collected as it goes.
+    """
+    young, *older = gc.get_threshold()
+    if young:
+        gc.set_threshold(max(young, 10_000), *older)
+    try:
+        yield
+    finally:
+        gc.set_threshold(young, *older)
 
 
 def load_project(specs_dir: Path | str, handlers_dir: Path | str | None = None) -> Project:
