@@ -281,6 +281,7 @@ VERSIONED = [
     "a: yes\nb: 0o7\nc: 010\nd: ~\ne: 1_000\nf: .inf\ng: 2001-12-14\nh: ''\n",
     "%YAML 1.1\n---\na: yes\nb: 0o7\nc: 010\n---\nd: on\ne: 1_000\n",
     "%YAML 1.2\n---\na: yes\n---\nb: [no, 0x1F, -.5]\n",
+    "a: yes\n...\n%YAML 1.1\n---\nb: yes\n",
 ]
 
 
