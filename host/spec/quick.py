@@ -130,21 +130,31 @@ class QuickCheck:
         return tests[0] if len(tests) == 1 else lambda x: any(test(x) for test in tests)
 
     def _properties(self, properties: dict[str, Any], schema: dict[str, Any]) -> Check:
-        checks = {key: self._compile(sub) for key, sub in properties.items()}
-        return lambda x: (
-            not isinstance(x, dict)
-            or all(check(x[key]) for key, check in checks.items() if key in x)
-        )
-
-    def _additional(self, sub: Any, schema: dict[str, Any]) -> Check:
+        """``properties`` and ``additionalProperties`` together: one pass over the members."""
         if "patternProperties" in schema:
             raise ValueError("patternProperties does not compile")
-        known = frozenset(schema.get("properties", ()))
-        check = self._compile(sub)
-        return lambda x: (
-            not isinstance(x, dict)
-            or all(check(value) for key, value in x.items() if key not in known)
+        checks = {key: self._compile(sub) for key, sub in properties.items()}
+        extra = (
+            self._compile(schema["additionalProperties"])
+            if "additionalProperties" in schema
+            else None
         )
+
+        def members(x: Any) -> bool:
+            if not isinstance(x, dict):
+                return True
+            for key, value in x.items():
+                check = checks.get(key, extra)
+                if check is not None and not check(value):
+                    return False
+            return True
+
+        return members
+
+    def _additional(self, sub: Any, schema: dict[str, Any]) -> Check | None:
+        if "properties" in schema:
+            return None  # NOTE: checked with the properties, in the same pass
+        return self._properties({}, schema)
 
     def _required(self, keys: list[str], schema: dict[str, Any]) -> Check:
         return lambda x: not isinstance(x, dict) or all(key in x for key in keys)
@@ -174,6 +184,9 @@ class QuickCheck:
         )
 
     def _enum(self, options: list[Any], schema: dict[str, Any]) -> Check:
+        if all(isinstance(option, str) for option in options):
+            texts = frozenset(options)  # NOTE: only text equals text: the usual enum, by hash
+            return lambda x: isinstance(x, str) and x in texts
         return lambda x: any(_same(x, option) for option in options)
 
     def _const(self, value: Any, schema: dict[str, Any]) -> Check:
