@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from host.errors import HandlerImportError
 from host.machine import AnswerMismatch, CallContext, NeedInput, Outcome, compile_project, given
 from host.machine.compile import compile_tool
 from host.spec.model import Act, Ask, Confirm, FormField, Project, Read, Server, Tool
@@ -258,3 +259,41 @@ def test_an_act_result_that_breaks_the_output_schema_is_an_incident(
         handlers,
     ).run({"id": "1"}, given({}), ctx())
     assert isinstance(fits, Outcome) and not fits.is_error
+
+
+def test_tools_share_each_handler_loaded_once(
+    handlers: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A project loads a handler once, however many steps call it; a missing one still fails."""
+    import host.machine.compile as compile_module
+
+    loads: list[str] = []
+    real = compile_module.load_handler
+
+    def counting(directory: Path, call: str) -> Any:
+        loads.append(call)
+        return real(directory, call)
+
+    monkeypatch.setattr(compile_module, "load_handler", counting)
+    tools = tuple(tool(Read("ticket", "h:lookup"), Act("h:act"), name=f"t{i}") for i in range(3))
+    machines = compile_project(Project(Server(), tools, handlers, handlers))
+    assert sorted(loads) == ["h:act", "h:lookup"]
+    acts = {id(m.act) for m in machines.values()}
+    assert len(acts) == 1
+    outcome = machines["t2"].run({"id": "T-1"}, given({}), ctx())
+    assert isinstance(outcome, Outcome) and not outcome.is_error
+    missing = (*tools, tool(Act("h:nope"), name="t9"))
+    with pytest.raises(HandlerImportError, match="no function 'nope'"):
+        compile_project(Project(Server(), missing, handlers, handlers))
+
+
+def test_a_static_forms_validator_is_built_on_its_first_answer_and_kept() -> None:
+    from host.machine.forms import Form
+
+    form = Form.build((FormField("agent", {"type": "string", "enum": ["Nour", "Sam"]}, True),))
+    assert "_static_check" not in vars(form)
+    with pytest.raises(AnswerMismatch):
+        form.check("pick", form.schema, {"agent": "Priya"})
+    built = vars(form)["_static_check"]
+    assert form.check("pick", form.schema, {"agent": "Sam"}) == {"agent": "Sam"}
+    assert vars(form)["_static_check"] is built

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,6 +83,38 @@ def test_merge_keys_and_anchors() -> None:
     docs, problems = load_text(text, "x.yaml")
     assert problems == []
     assert docs[0].data["field"] == {"type": "string", "title": "Own"}
+
+
+NODE_CASES = [
+    (
+        "a: &x {b: 1}\nc: {<<: [*x, 5], d: 2}\n",
+        {"a": {"b": 1}, "c": {"b": 1, "d": 2}},
+        [("wrong-type", 2, 14)],
+    ),
+    (
+        "a: !!str 5\nb: !!int '7'\nc: !!float 1\nd: !!null ''\ne: !!bool yes\n",
+        {"a": "5", "b": 7, "c": 1.0, "d": None, "e": False},
+        [],
+    ),
+    ("x: &a [1, *a]\n", {"x": [1, None]}, [("yaml-syntax", 1, 4)]),
+    ("!!merge a: {b: 1}\nc: 2\n", {"b": 1, "c": 2}, []),
+    (
+        "m: {a: hello, world, b: 2}\n",
+        {"m": {"a": "hello", "world": None, "b": 2}},
+        [("yaml-syntax", 1, 15)],
+    ),
+]
+
+
+@pytest.mark.parametrize("pure", [False, True])
+@pytest.mark.parametrize(("text", "data", "problems"), NODE_CASES, ids=range(len(NODE_CASES)))
+def test_tags_merges_and_aliases_as_written(
+    text: str, data: Any, problems: list[tuple[str, int, int]], pure: bool
+) -> None:
+    """Explicit tags, merges (also by an explicit !!merge), a self-referring alias, a lost value."""
+    docs, found = load_text(text, "x.yaml", pure=pure)
+    assert [d.data for d in docs] == [data]
+    assert [(p.rule, p.pos.line, p.pos.column) for p in found] == problems
 
 
 def test_custom_tags_are_refused() -> None:
@@ -242,6 +275,36 @@ def test_yaml_1_2_that_the_c_parser_refuses_is_read_as_the_pure_parser_reads_it(
     assert problems == []
     assert docs[0].data["scopes"] == ["tickets:read", "billing:refund"]
     assert docs[0].locs.value(("scopes", 1)) == Pos("x.yaml", 2, 24)
+
+
+VERSIONED = [
+    "a: yes\nb: 0o7\nc: 010\nd: ~\ne: 1_000\nf: .inf\ng: 2001-12-14\nh: ''\n",
+    "%YAML 1.1\n---\na: yes\nb: 0o7\nc: 010\n---\nd: on\ne: 1_000\n",
+    "%YAML 1.2\n---\na: yes\n---\nb: [no, 0x1F, -.5]\n",
+    "a: yes\n...\n%YAML 1.1\n---\nb: yes\n",
+]
+
+
+@pytest.mark.parametrize("pure", [False, True])
+@pytest.mark.parametrize("text", VERSIONED)
+def test_scalars_resolve_as_ruamel_itself_resolves_them(text: str, pure: bool) -> None:
+    """Our resolver (one that raises nothing per scalar) tags every scalar as ruamel's own does."""
+    from ruamel.yaml import YAML
+
+    from host.spec.load import _compose_all
+
+    def tags(node: Any) -> Any:
+        if isinstance(node.value, list):
+            return [
+                tags(v)
+                for pair in node.value
+                for v in (pair if isinstance(pair, tuple) else [pair])
+            ]
+        return (node.value, str(node.tag))
+
+    ours = [tags(root) for root in _compose_all(text, pure=pure)]
+    theirs = [tags(root) for root in YAML(typ="safe", pure=pure).compose_all(text)]
+    assert ours == theirs
 
 
 def test_positions_count_characters_not_bytes() -> None:

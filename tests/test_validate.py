@@ -266,3 +266,34 @@ def test_templated_texts_in_results_are_judged_by_their_type_only(tmp_path: Path
     # Only the text where a number belongs is certain to be wrong; the rest depends on rendering.
     assert [(d.rule, d.pos.line) for d in found] == [("result-output", 18)]
     assert "is not of type 'integer'" in found[0].message
+
+
+def test_a_check_leaves_the_garbage_collectors_settings_as_it_found_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The check lets the collector run less often while it works, and only then."""
+    import gc
+
+    import host.spec.check as check_module
+
+    seen: list[tuple[int, ...]] = []
+    real = check_module.check_shape
+
+    def spying(doc: object) -> object:
+        seen.append(gc.get_threshold())
+        return real(doc)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(check_module, "check_shape", spying)
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        check_project([ROOT / "specs"])
+        assert gc.get_threshold() == (700, 10, 10)
+        assert seen and all(t == (10_000, 10, 10) for t in seen)
+        seen.clear()
+        gc.set_threshold(0, 10, 10)  # collection switched off stays off
+        check_project([ROOT / "specs"])
+        assert gc.get_threshold() == (0, 10, 10)
+        assert seen and all(t[0] == 0 for t in seen)
+    finally:
+        gc.set_threshold(*before)

@@ -1,6 +1,7 @@
 """Compile a checked project into machines, once, at start-up.
 
-Every template, form, validator and handler is resolved here, so a call only renders and runs.
+Every template, form, validator and handler is resolved here, so a call only renders and runs
+(a message template is parsed here and turned into code on its first render).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from host.machine.bind import load_handler
+from host.machine.bind import Handler, load_handler
 from host.machine.forms import Form, confirm_form
 from host.machine.remember import Remember
 from host.machine.run import Ending, Machine, QuestionStep, ReadStep
@@ -42,9 +43,16 @@ NO_TIMEOUTS = Timeouts()
 def compile_project(project: Project) -> dict[str, Machine]:
     """Every tool of ``project`` as a machine, by name, in the project's order."""
     server = project.server
+    # NOTE: tools share handlers (a read like get_ticket in most of them): each is imported and
+    # its signature read once per project, not once per step.
+    loaded: dict[str, Handler] = {}
     return {
         tool.name: compile_tool(
-            tool, project.handlers_dir, server_scopes=server.scopes, timeouts=server.timeouts
+            tool,
+            project.handlers_dir,
+            server_scopes=server.scopes,
+            timeouts=server.timeouts,
+            loaded=loaded,
         )
         for tool in project.tools
     }
@@ -56,6 +64,7 @@ def compile_tool(
     *,
     server_scopes: Sequence[str] = (),
     timeouts: Timeouts = NO_TIMEOUTS,
+    loaded: dict[str, Handler] | None = None,
 ) -> Machine:
     """One tool as a machine.
 
@@ -64,17 +73,19 @@ def compile_tool(
         handlers_dir: Where its handlers live.
         server_scopes: Scopes every call of the server needs, on top of the tool's own.
         timeouts: The server's default limits for steps that set none.
+        loaded: Handlers already loaded from ``handlers_dir``, by reference; filled in.
 
     Raises:
         host.machine.bind.HandlerImportError: a handler could not be imported.
     """
+    loaded = {} if loaded is None else loaded
     steps: list[ReadStep | QuestionStep] = []
     act = None
     returns: Returns = "value"
     act_limit = timeouts.act_s or DEFAULT_ACT_S
     for step in tool.steps:
         if isinstance(step, Read):
-            handler = load_handler(handlers_dir, step.call)
+            handler = _handler(handlers_dir, step.call, loaded)
             deps = frozenset(handler.required + handler.optional) - {"ctx"}
             missing = compile_text(step.missing) if step.missing is not None else None
             limit = step.timeout_s or timeouts.read_s or DEFAULT_READ_S
@@ -82,7 +93,7 @@ def compile_tool(
         elif isinstance(step, Ask | Confirm):
             steps.append(_question(step))
         elif isinstance(step, Act):
-            act = load_handler(handlers_dir, step.call)
+            act = _handler(handlers_dir, step.call, loaded)
             returns = step.returns
             act_limit = step.timeout_s or act_limit
     if act is None:  # the checker rejects this; a hand-built Project might not have been checked
@@ -102,6 +113,13 @@ def compile_tool(
         act_timeout_s=act_limit,
         audit_redact=frozenset(tool.audit_redact),
     )
+
+
+def _handler(handlers_dir: Path, call: str, loaded: dict[str, Handler]) -> Handler:
+    handler = loaded.get(call)
+    if handler is None:
+        handler = loaded[call] = load_handler(handlers_dir, call)
+    return handler
 
 
 def _question(step: Ask | Confirm) -> QuestionStep:

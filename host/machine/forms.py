@@ -1,7 +1,8 @@
 """Forms: a step's fields → an MCP ``requestedSchema`` (modern form), and answer checks.
 
 A form is compiled once. Only a form whose options come from a template (``enum: "{{ ... }}"``) is
-rendered per call; its answer validator is then built from the rendered schema.
+rendered per call; its answer validator is then built from the rendered schema. Any other form's
+validator is built on its first answer and kept.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from host.errors import AnswerMismatch
@@ -44,7 +46,6 @@ class Form:
     schema: dict[str, Any]
     defaults: dict[str, Any]
     renderer: Renderer | None
-    validator: SchemaCheck | None
 
     @classmethod
     def build(cls, fields: tuple[FormField, ...]) -> Form:
@@ -56,8 +57,17 @@ class Form:
             schema["required"] = required
         defaults = {f.name: f.schema["default"] for f in fields if "default" in f.schema}
         if any(_dynamic(p) for p in properties.values()):
-            return cls(schema, defaults, compile_result(schema), None)
-        return cls(schema, defaults, None, SchemaCheck(_answer_schema(schema)))
+            return cls(schema, defaults, compile_result(schema))
+        return cls(schema, defaults, None)
+
+    @cached_property
+    def _static_check(self) -> SchemaCheck:
+        """The answer check of a static form, built on its first answer.
+
+        NOTE: not at start-up: a worker with many tools would build (and keep) one for every
+        form, most of which it never sees answered.
+        """
+        return SchemaCheck(_answer_schema(self.schema))
 
     def render(self, scope: Mapping[str, Any]) -> dict[str, Any]:
         """The ``requestedSchema`` for this call."""
@@ -77,7 +87,11 @@ class Form:
         if not isinstance(content, Mapping):
             raise AnswerMismatch(key, [{"field": "", "message": "content must be an object"}])
         known = {k: v for k, v in content.items() if k in schema["properties"]}
-        validator = self.validator or SchemaCheck(_answer_schema(schema), compiled=False)
+        validator = (
+            self._static_check
+            if self.renderer is None
+            else SchemaCheck(_answer_schema(schema), compiled=False)
+        )
         errors = [
             {
                 "field": ".".join(str(p) for p in e.absolute_path) or _missing_field(e),

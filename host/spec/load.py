@@ -11,12 +11,16 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
+from ruamel.yaml.compat import _DEFAULT_YAML_VERSION
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.nodes import Node, ScalarNode
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from ruamel.yaml.resolver import VersionedResolver
+from ruamel.yaml.tag import Tag
 
 from host.spec.diagnostics import Diagnostic
 from host.spec.locs import Loc, Locs, YPath
@@ -37,6 +41,7 @@ __all__ = [
 ]
 
 _NULL = "tag:yaml.org,2002:null"
+_MISSING = object()
 
 
 @dataclass
@@ -154,10 +159,63 @@ def _load(text: str, name: str, *, pure: bool) -> tuple[list[Document], list[Dia
     return documents, problems, refused
 
 
+@cache
+def _shared_tag(suffix: str) -> Tag:
+    return Tag(suffix=suffix)
+
+
+class _Resolver(VersionedResolver):
+    """ruamel's resolver, less the two exceptions it raises and catches for every plain scalar."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        """The tag of a node, by ruamel's rules; one shared tag object per tag, as ruamel shares
+        its default tags.
+
+        NOTE: the C composer calls this for every node of every spec. ruamel's own looks the
+        version's table up twice per plain scalar and makes a new tag each time, whose text
+        (which the builder reads for every value) is then worked out again, character by
+        character, per node.
+        """
+        if kind is ScalarNode and implicit[0]:
+            by_first = self.versioned_resolver
+            for tag, regexp in (*by_first.get(value[:1], ()), *by_first.get(None, ())):
+                if regexp.match(value):
+                    return _shared_tag(tag)
+            implicit = implicit[1]
+        if self.yaml_path_resolvers:
+            return super().resolve(kind, value, (False, implicit))
+        if kind is ScalarNode:
+            return self.DEFAULT_SCALAR_TAG
+        if kind is SequenceNode:
+            return self.DEFAULT_SEQUENCE_TAG
+        return self.DEFAULT_MAPPING_TAG if kind is MappingNode else None
+
+    @property
+    def processing_version(self) -> Any:
+        """The YAML version to resolve by, found as ruamel finds it, in the same order.
+
+        NOTE: ruamel asks again for every scalar, trying attributes that its C loader lacks and
+        catching the AttributeErrors: about a fifth of loading a large spec directory. getattr
+        with a default asks the same questions without raising.
+        """
+        owner = self.loadumper
+        version = getattr(getattr(owner, "_scanner", None), "yaml_version", _MISSING)
+        if version is _MISSING:
+            if hasattr(owner, "typ"):
+                version = getattr(owner, "version", None)
+            else:
+                version = getattr(getattr(owner, "_serializer", None), "use_version", None)
+        if version is None:
+            version = self._loader_version
+        return _DEFAULT_YAML_VERSION if version is None else version
+
+
 def _compose_all(text: str, *, pure: bool = False) -> Iterator[Node | None]:
     # NOTE: the "safe" composer uses libyaml through ruamel.yaml.clib when it is installed (about
     # six times faster than pure Python on large spec directories); both give the same nodes.
-    yield from YAML(typ="safe", pure=pure).compose_all(text)
+    yaml = YAML(typ="safe", pure=pure)
+    yaml.Resolver = _Resolver
+    yield from yaml.compose_all(text)
 
 
 def _syntax(exc: MarkedYAMLError, name: str, text: str) -> Diagnostic:

@@ -23,6 +23,9 @@ from host.spec.yaml_hints import quoted
 __all__ = ["Builder"]
 
 _CORE = "tag:yaml.org,2002:"
+_STR, _NULL, _BOOL, _INT, _FLOAT, _MERGE = (
+    _CORE + kind for kind in ("str", "null", "bool", "int", "float", "merge")
+)
 _DECIMAL = re.compile(r"^[-+]?[0-9][0-9_]*$")
 
 
@@ -37,7 +40,7 @@ def _implicit_null(node: Node) -> bool:
         node.start_mark.index == node.end_mark.index
         and isinstance(node, ScalarNode)
         and node.value == ""
-        and str(node.tag) == _CORE + "null"
+        and str(node.tag) == _NULL
     )
 
 
@@ -56,24 +59,26 @@ class Builder:
             key: The start mark of the key it is the value of (None for items and the root).
             key_end: The end mark of that key.
         """
-        file = self.locs.file
         key_line, key_column = (key.line + 1, key.column + 1) if key is not None else (0, 0)
+        start = node.start_mark
         if key_end is not None and _implicit_null(node):
             line, column, index = self._after_colon(key_end)
             self.locs.table[path] = (key_line, key_column, line, column, index, index)
         else:
-            start, end = node.start_mark, node.end_mark
             self.locs.table[path] = (
                 key_line,
                 key_column,
                 start.line + 1,
                 start.column + 1,
                 start.index,
-                end.index,
+                node.end_mark.index,
             )
+        # NOTE: most nodes are scalars, which hold no other node (so no alias loop): first.
+        if isinstance(node, ScalarNode):
+            return self._scalar(node)
         if id(node) in self.active:
             self.problems.append(
-                error(_pos(file, node.start_mark), "yaml-syntax", "an alias refers to itself")
+                error(_pos(self.locs.file, start), "yaml-syntax", "an alias refers to itself")
             )
             return None
         self.active.add(id(node))
@@ -121,9 +126,13 @@ class Builder:
     def _mapping(self, node: MappingNode, path: YPath) -> dict[str, Any]:
         file = self.locs.file
         result: dict[str, Any] = {}
+        pairs = node.value
+        tags = [str(key_node.tag) for key_node, _ in pairs]
         # NOTE: merged keys ('<<: *base') go in first so that explicit keys override them.
-        for key_node, value_node in node.value:
-            if str(key_node.tag) == _CORE + "merge":
+        if _MERGE in tags:
+            for (_, value_node), tag in zip(pairs, tags, strict=True):
+                if tag != _MERGE:
+                    continue
                 sources = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
                 for source in sources:
                     if isinstance(source, MappingNode):
@@ -138,11 +147,12 @@ class Builder:
                         )
         first: dict[str, int] = {}
         previous: str | None = None
-        previous_text = ""
+        previous_node: Node | None = None
         merged = False
-        for key_node, value_node in node.value:
+        flow = node.flow_style
+        for (key_node, value_node), tag in zip(pairs, tags, strict=True):
             mark = key_node.start_mark
-            if str(key_node.tag) == _CORE + "merge":
+            if tag == _MERGE:
                 continue
             if not isinstance(key_node, ScalarNode):
                 self.problems.append(
@@ -157,10 +167,11 @@ class Builder:
             if merged:
                 continue  # NOTE: the rest belongs to the next document (or step), not this one
             key = str(key_node.value)
-            if node.flow_style and previous is not None and _implicit_null(value_node):
-                self.problems.append(_comma(file, mark, key, previous, previous_text))
+            if flow and previous is not None and _implicit_null(value_node):
+                text = str(previous_node.value) if isinstance(previous_node, ScalarNode) else ""
+                self.problems.append(_comma(file, mark, key, previous, text))
             previous = key
-            previous_text = str(value_node.value) if isinstance(value_node, ScalarNode) else ""
+            previous_node = value_node
             if key in first:
                 self.problems.append(_duplicate(file, mark, key, first[key], path))
                 # NOTE: after a second `kind` (or a second step kind), every key is the next
@@ -174,13 +185,15 @@ class Builder:
     def _scalar(self, node: Node) -> Any:
         tag = str(node.tag)
         text = str(node.value)
-        if tag == _CORE + "null":
+        if tag == _STR:
+            return text
+        if tag == _NULL:
             return None
-        if tag == _CORE + "bool":
+        if tag == _BOOL:
             return text.lower() == "true"
-        if tag == _CORE + "int":
+        if tag == _INT:
             return _int(text)
-        if tag == _CORE + "float":
+        if tag == _FLOAT:
             return _float(text)
         if tag.startswith("!") and not tag.startswith("!!"):
             self.problems.append(

@@ -15,6 +15,7 @@ from jsonschema.exceptions import ValidationError
 from host.spec.diagnostics import Diagnostic
 from host.spec.load import Document, YPath
 from host.spec.model import STEP_KINDS
+from host.spec.quick import QuickCheck
 from host.spec.rules import did_you_mean, error
 from host.spec.schema import FORM_COMMON, FORM_KEYWORDS, flat_schema
 from host.spec.shape_messages import (
@@ -39,6 +40,11 @@ def _validator() -> Draft7Validator:
     return Draft7Validator(flat_schema())
 
 
+@cache
+def _quick() -> QuickCheck:
+    return QuickCheck(flat_schema(), 7)
+
+
 def check_shape(doc: Document) -> tuple[list[Diagnostic], bool]:
     """Every way ``doc`` breaks the spec language's schema, one diagnostic per problem.
 
@@ -50,7 +56,8 @@ def check_shape(doc: Document) -> tuple[list[Diagnostic], bool]:
     """
     found: dict[tuple[Any, ...], Diagnostic] = {}
     buildable = True
-    for err in _validator().iter_errors(doc.data):
+    errors = () if _quick().passes(doc.data) else _validator().iter_errors(doc.data)
+    for err in errors:
         buildable = buildable and _cosmetic(err)
         for diag in _map(err, doc):
             found.setdefault((diag.pos, diag.rule, diag.message), diag)
