@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python bench/run.py            # the full run, under 5 minutes
+    .venv/bin/python bench/run.py            # the full run, about 10 minutes
     .venv/bin/python bench/run.py --quick    # a smoke run with a few calls (about half a minute)
     .venv/bin/python bench/run.py --json out.json --sections throughput,scale
 
