@@ -8,12 +8,16 @@ writers queue on a lock of their own, so SQLite only arbitrates between processe
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from host.errors import StoreError
+from host.store import open_store
 from host.store.sqlite import SqliteStore
 
 
@@ -64,3 +68,32 @@ def test_hundreds_of_threads_writing_at_once_all_succeed(tmp_path: Path) -> None
     assert errors == []
     assert [store.pop(f"q{n}", 0) for n in range(3)] == ["0", "0", "0"]
     store.close()
+
+
+def test_health_names_a_lock_held_elsewhere_while_this_process_has_writers_waiting(
+    tmp_path: Path,
+) -> None:
+    from host.store.records import ACTED, AuditRecord
+
+    path = tmp_path / "store.db"
+    store = open_store(f"sqlite:///{path}")
+    holder = sqlite3.connect(path, isolation_level=None, timeout=5)
+    holder.execute("BEGIN EXCLUSIVE")  # another process holds the file
+
+    def writer() -> None:
+        # NOTE: waits (up to a second) for the file's lock while holding this process's turn.
+        with contextlib.suppress(StoreError):
+            store.write_audit(AuditRecord("r", 0.0, "bob", "probe", "acted"), rank=ACTED, keep_s=60)
+
+    waiting = threading.Thread(target=writer)
+    try:
+        waiting.start()
+        time.sleep(0.2)
+        reason = store.health()
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+        waiting.join()
+        store.close()
+
+    assert reason is not None and "database is locked" in reason

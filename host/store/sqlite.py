@@ -315,7 +315,7 @@ class SqliteStore:
         try:
             # NOTE: a readiness probe must answer within its own timeout (about a second):
             # a write lock held longer than that is itself the answer.
-            with self._pool.write(wait_s=HEALTH_WAIT_S) as conn:
+            with self._pool.write(wait_s=HEALTH_WAIT_S, queued=False) as conn:
                 conn.execute(
                     "INSERT OR REPLACE INTO store_health (id, at, pid) VALUES (1, ?, ?)",
                     (time.time(), os.getpid()),

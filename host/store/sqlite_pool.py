@@ -170,7 +170,7 @@ class Connections:
 
     @contextmanager
     def write(
-        self, *, durable: bool = False, wait_s: float | None = None
+        self, *, durable: bool = False, wait_s: float | None = None, queued: bool = True
     ) -> Iterator[sqlite3.Connection]:
         """A connection in a ``BEGIN IMMEDIATE`` transaction, committed if the block succeeds.
 
@@ -179,6 +179,9 @@ class Connections:
                 at the cost of an fsync of the write-ahead log.
             wait_s: Wait at most this long for another process's write lock (instead of
                 ``busy_timeout_s``).
+            queued: Take this process's turn among its writers first. False for a probe of the
+                file itself: it asks SQLite's lock directly, so a lock held elsewhere is reported
+                as SQLite says it, not as a long queue of this process's writers waiting on it.
 
         Raises:
             host.errors.StoreError: The store's file was replaced, or SQLite failed.
@@ -186,6 +189,10 @@ class Connections:
         self.check()
         if os.getpid() != self._pid:
             self._after_fork()
+        if not queued:
+            with self._transaction(durable, wait_s) as conn:
+                yield conn
+            return
         writer = self._writer
         patience = self.busy_timeout_s if wait_s is None else wait_s
         if not writer.acquire(timeout=patience):
