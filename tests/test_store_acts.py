@@ -203,7 +203,7 @@ def test_bad_lease_is_refused(tmp_path: Path) -> None:
         open_store(f"sqlite:///{tmp_path / 'store.db'}", lease_s=0)
 
 
-def test_sqlite_commits_a_claim_with_fsync_and_its_result_without(
+def test_sqlite_commits_a_claim_and_its_result_with_fsync(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from host.store.sqlite_pool import Connections
@@ -233,7 +233,7 @@ def test_sqlite_commits_a_claim_with_fsync_and_its_result_without(
     finally:
         store.close()
 
-    assert levels == [2, 1]  # FULL for the claim, NORMAL for its result
+    assert levels == [2, 2]  # FULL for the claim and for its result
 
 
 def test_sqlite_claims_made_at_once_share_transactions_and_each_is_decided_alone(

@@ -1,10 +1,10 @@
 """The shared store in one SQLite file, for every worker process of one machine.
 
 WAL mode lets readers go on while one writer commits; every claim is made in a ``BEGIN IMMEDIATE``
-transaction, so two processes cannot both see a key free and both take it. Act claims are
-committed with ``synchronous = FULL`` (they survive a power loss); act results and other records
-with ``NORMAL`` (they survive a crash of the process; a power loss may forget the last moments of
-them, and a claim whose result was forgotten reads ``lost``, never free). Connections, file modes
+transaction, so two processes cannot both see a key free and both take it. Act claims and their
+results are committed with ``synchronous = FULL`` (they survive a power loss), those written at the
+same moment by a worker's threads together (:mod:`host.store.sqlite_durable`); other records with
+``NORMAL`` (they survive a crash of the process). Connections, file modes
 and the check that the file is still the one opened live in :mod:`host.store.sqlite_pool`; act
 claims' SQL in :mod:`host.store.sqlite_acts`, approvals' in :mod:`host.store.sqlite_approvals`,
 audit records' in :mod:`host.store.sqlite_audit`; waking waiting ``pop`` callers in
@@ -27,7 +27,7 @@ from host.store.acts import HeldClaim, check_claim, new_token, wait_until_settle
 from host.store.base import DEFAULT_LEASE_S, ActClaim, ActState, Risk, check_ttl
 from host.store.leases import LeaseKeeper
 from host.store.records import Approval, AuditRecord, check_filters, check_limit, check_revoke
-from host.store.sqlite_claims import ClaimQueue
+from host.store.sqlite_durable import DurableWrites
 from host.store.sqlite_pool import Connections
 from host.store.sqlite_watch import SqliteWatcher
 from host.store.waiting import pop_waiting
@@ -103,7 +103,7 @@ class SqliteStore:
                 + "COMMIT;"
             )
         self._keeper = LeaseKeeper(self._renew, lease_s, repr(self))
-        self._claims = ClaimQueue(self._pool)
+        self._durable = DurableWrites(self._pool)
         self._watcher = SqliteWatcher(self._pool, watch_every_s)
 
     def __repr__(self) -> str:
@@ -115,20 +115,21 @@ class SqliteStore:
         """Claim an act or say what became of it; see :meth:`host.store.base.Store.claim_act`."""
         check_claim(key, ttl_s, incident)
         token = new_token()
-        found = self._claims.claim(key, token, incident, ttl_s, self.lease_s)
+        found = self._durable.run(
+            lambda conn: sqlite_acts.claim(conn, key, token, incident, ttl_s, self.lease_s)
+        )
         if found is not None:
             return found
         self._keeper.hold(token, key)
 
         def write(value: str) -> None:
-            # NOTE: not durable: a result a power loss forgets leaves its claim, which reads
-            # ``lost``; at most once holds, and the act's one fsync is its claim's.
-            with self._pool.write() as conn:
-                if not sqlite_acts.record(conn, key, token, incident, value, ttl_s):
-                    raise StoreError(
-                        f"the claim on act {key!r} expired and was taken again before its "
-                        f"result was recorded; ttl_s={ttl_s:g} is shorter than the act ran"
-                    )
+            if not self._durable.run(
+                lambda conn: sqlite_acts.record(conn, key, token, incident, value, ttl_s)
+            ):
+                raise StoreError(
+                    f"the claim on act {key!r} expired and was taken again before its "
+                    f"result was recorded; ttl_s={ttl_s:g} is shorter than the act ran"
+                )
 
         def mark_lost(reason: str) -> None:
             with self._pool.write() as conn:
