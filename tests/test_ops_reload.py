@@ -74,7 +74,16 @@ class Pollers:
         deadline = time.monotonic() + 120
         while not self._stop.is_set() and time.monotonic() < deadline:
             try:
-                job(conn)
+                try:
+                    job(conn)
+                except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                    # NOTE: an old worker closes its idle kept-alive connections when a reload
+                    # retires it; a request sent on one at that moment never reached it, and
+                    # HTTP clients (urllib3, httpx) send it again on a new connection, as here.
+                    # Anything that fails on the new connection counts.
+                    conn.close()
+                    conn = self.server.connect()
+                    job(conn)
             except (AssertionError, OSError, http.client.HTTPException, ValueError) as exc:
                 with self._lock:
                     self.failures.append(f"{type(exc).__name__}: {exc}")
