@@ -3,7 +3,7 @@
 Hypothesis generates schemas from the keywords the compiled check is trusted with, plus some it
 is not (which must send every instance to jsonschema), and instances shaped to land near the
 schemas' edges (booleans where numbers go, 1.0 for an integer, duplicates, missing and extra
-fields). For each pair, :class:`host.spec.jsonschemas.SchemaCheck` must give jsonschema's verdict.
+fields). For each pair, :class:`host.machine.schemas.SchemaCheck` must give jsonschema's verdict.
 Seeded and bounded, so CI runs the same examples every time.
 """
 
@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from host.spec.jsonschemas import SchemaCheck
+from host.machine.schemas import SchemaCheck
 
 SCALARS = st.one_of(
     st.none(),

@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from host.errors import AnswerMismatch
-from host.spec.jsonschemas import SchemaCheck
+from host.machine.schemas import SchemaCheck
 from host.spec.model import FormField
 from host.spec.templates import Renderer, compile_result, is_template
 

@@ -19,6 +19,7 @@ from host.machine.bind import Handler
 from host.machine.content import content_blocks
 from host.machine.forms import Form
 from host.machine.remember import Approving, Remember
+from host.machine.schemas import SchemaCheck
 from host.machine.timing import DEFAULT_ACT_S, DEFAULT_READ_S, RUNNER, HandlerTimeout
 from host.machine.types import (
     Answer,
@@ -29,7 +30,6 @@ from host.machine.types import (
     Outcome,
     Question,
 )
-from host.spec.jsonschemas import SchemaCheck
 from host.spec.model import Returns
 from host.spec.templates import Renderer
 

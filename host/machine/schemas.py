@@ -1,24 +1,25 @@
-"""JSON Schema checks that are fast when the answer is yes: compiled first, jsonschema for every no.
+"""JSON Schema checks on the call path: a compiled yes first, :mod:`jsonschema` for every no.
 
-Arguments, answers and structured results are checked on every call, and every spec document and
-schema on every ``host validate`` and worker start. :mod:`jsonschema` walks a schema per instance,
-building a validator object per keyword: tens of µs for a call's small schema, most of a
-millisecond for a spec document. ``fastjsonschema`` compiles a schema to Python code once and
-checks in a few µs. It speaks drafts 4 to 7, so it is trusted only to say yes, and for a 2020-12
-schema only when it is made of keywords both drafts read alike (:data:`_SAME`). Every other
-schema, and every instance it says no to, goes to jsonschema's validator of the schema's own
-draft, which decides and names the errors: the verdict is always jsonschema's, and the compiled
-check only skips its work for what it would accept anyway (``tests/test_schemas.py`` checks
-that with generated schemas and instances).
+Arguments, answers and structured results are checked on every call. :mod:`jsonschema` walks the
+schema per instance, building a validator object per keyword: tens of µs even for a small schema.
+``fastjsonschema`` compiles a schema to Python code once and checks in a few. It speaks drafts 4
+to 7, not 2020-12, so it is trusted only to say yes, and only for schemas made of keywords both
+drafts read alike (:data:`_SAME`). Any other schema, and every instance it says no to, goes to
+jsonschema's 2020-12 validator, which decides and names the errors: the verdict is always
+jsonschema's, and the compiled check only skips its work for what it would accept anyway
+(``tests/test_schemas.py`` checks that with generated schemas and instances).
+
+NOTE: the spec layer's checks of spec documents use :mod:`host.spec.quick` instead: it compiles
+the host's own two schemas faster than fastjsonschema does, and knows only their keywords.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 import fastjsonschema
-from jsonschema import Draft7Validator, Draft202012Validator, ValidationError
+from jsonschema import Draft202012Validator, ValidationError
 
 __all__ = ["SchemaCheck"]
 
@@ -35,8 +36,6 @@ _SAME = frozenset(
 _SUBSCHEMA = frozenset({"additionalProperties", "propertyNames", "items", "not"})
 _SUBSCHEMAS = frozenset({"allOf", "anyOf", "oneOf"})
 _SCHEMA_MAPS = frozenset({"properties", "patternProperties"})
-
-Draft = Literal[7, 2020]
 
 
 def _same_in_both(schema: Any) -> bool:
@@ -63,40 +62,27 @@ class SchemaCheck:
     """One schema's check: the errors of an instance, none when it is valid.
 
     Args:
-        schema: A JSON Schema, already checked to be one.
-        draft: Its draft: 2020 (2020-12, MCP's) or 7.
+        schema: A JSON Schema (2020-12), already checked to be one.
         compiled: Whether to compile it on first use; a schema made for one call (rendered from
             templates) is checked by jsonschema alone, since compiling costs more than it saves.
-        fast_schema: A draft-7 schema that accepts exactly what ``schema`` accepts, to compile
-            instead of it (the 2020-12 meta-schema without its dynamic references, say).
     """
 
-    def __init__(
-        self,
-        schema: dict[str, Any],
-        *,
-        draft: Draft = 2020,
-        compiled: bool = True,
-        fast_schema: dict[str, Any] | None = None,
-    ) -> None:
+    def __init__(self, schema: dict[str, Any], *, compiled: bool = True) -> None:
         self.schema = schema
-        self.draft = draft
-        self._fast_schema = fast_schema
-        self._validator: Draft7Validator | Draft202012Validator | None = None
+        self._validator: Draft202012Validator | None = None
         self._fast: Callable[[Any], Any] | None = None
         # NOTE: True here means "nothing (more) to compile": jsonschema alone.
         self._compiled = not compiled
 
     @property
-    def validator(self) -> Draft7Validator | Draft202012Validator:
+    def validator(self) -> Draft202012Validator:
         """jsonschema's validator of the schema, made when first needed.
 
         NOTE: not at start-up: with its reference registry it costs tens of KB and a fraction
         of a millisecond, for each of a thousand tools' schemas, most never called.
         """
         if self._validator is None:
-            kind = Draft7Validator if self.draft == 7 else Draft202012Validator
-            self._validator = kind(self.schema)
+            self._validator = Draft202012Validator(self.schema)
         return self._validator
 
     def errors(self, instance: Any) -> list[ValidationError]:
@@ -130,12 +116,11 @@ class SchemaCheck:
         # NOTE: compiled on first use, not at start-up: a thousand tools would take seconds.
         # Two threads may both compile; either result is the same.
         self._compiled = True
-        source = self._fast_schema if self._fast_schema is not None else self.schema
-        if self._fast_schema is None and self.draft == 2020 and not _same_in_both(source):
+        if not _same_in_both(self.schema):
             return
         try:
             # NOTE: detailed_exceptions stays on: without it fastjsonschema cannot compile
             # ``const`` (its message template needs the details).
-            self._fast = fastjsonschema.compile(source, use_default=False, use_formats=False)
+            self._fast = fastjsonschema.compile(self.schema, use_default=False, use_formats=False)
         except Exception:  # a schema the compiler cannot take: jsonschema alone, always
             self._fast = None
