@@ -277,3 +277,32 @@ def test_sqlite_claims_made_at_once_share_transactions_and_each_is_decided_alone
         assert len(durable) < 40  # claims that came together were committed together
     finally:
         store.close()
+
+
+def test_sqlite_claims_waiting_together_all_fail_when_the_store_does(tmp_path: Path) -> None:
+    from host.errors import StoreError
+
+    path = tmp_path / "store.db"
+    store = open_store(f"sqlite:///{path}")
+    start = threading.Barrier(20)
+    outcomes: list[str] = []
+
+    def claim(n: int) -> None:
+        start.wait()
+        try:
+            store.claim_act(f"act:{n}", ttl_s=30, incident=f"inc-{n}")
+            outcomes.append("claimed")
+        except StoreError:
+            outcomes.append("refused")
+
+    try:
+        path.unlink()  # the file is gone under the running store: every write is refused
+        threads = [threading.Thread(target=claim, args=(n,)) for n in range(20)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert not any(thread.is_alive() for thread in threads)  # no waiter left hanging
+        assert outcomes == ["refused"] * 20
+    finally:
+        store.close()
