@@ -26,8 +26,9 @@ from host.errors import ProtocolError
 from host.machine import Outcome, Question
 from host.protocol import adapt
 from host.protocol.answers import Ledger
+from host.protocol.calls import Pending, next_round
 from host.protocol.context import RequestContext
-from host.protocol.core import Asked, Call, Finished, ToolHost
+from host.protocol.core import Asked, Call, ToolHost
 from host.protocol.jsonrpc import INVALID_PARAMS
 from host.protocol.sessions import Session
 from host.protocol.state import digest, principal_digest
@@ -144,19 +145,32 @@ class Fallback:
         arguments: Mapping[str, Any],
         request: RequestContext,
         notifier: Notifier | None = None,
-        origin: tuple[str | None, Mapping[str, str]] = (None, {}),
-    ) -> Outcome:
+        trace: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
         """Run ``sendElicitationResult``: resume the call its id names with the answer.
 
         ``notifier`` takes the resumed call's progress reports (``sendElicitationResult``'s own
         request carries the ``progressToken``) and its log messages, when the session set a
-        level. ``origin`` is the session's revision and this request's trace context, for the
-        core's observers.
+        level. ``trace`` is this request's trace context, for the core's observers.
+
+        Returns:
+            The ``CallToolResult`` in the session's revision.
 
         Raises:
             ProtocolError: As :meth:`ToolHost.advance` does, except for an answer that does not
                 fit the form, which is a result the model can correct.
         """
+        outcome = self._answer(session, arguments, request, notifier, trace or {})
+        return outcome if isinstance(outcome, dict) else adapt.result(outcome, session.revision)
+
+    def _answer(
+        self,
+        session: Session,
+        arguments: Mapping[str, Any],
+        request: RequestContext,
+        notifier: Notifier | None,
+        trace: Mapping[str, str],
+    ) -> Outcome | dict[str, Any]:
         eid, action, content = (arguments.get(k) for k in ("elicitationId", "action", "content"))
         problem = _bad_arguments(eid, action, content)
         if problem is not None:
@@ -185,25 +199,25 @@ class Fallback:
             responses={record["q"]["key"]: answer},
             progress=notifier.report if notifier else None,
             logs=notifier.logs if notifier else None,
-            version=origin[0],
-            trace=origin[1],
+            version=session.version,
+            trace=trace,
         )
         return self._resume(session, call, eid)
 
-    def _resume(self, session: Session, call: Call, eid: str) -> Outcome:
-        """The resumed call's next step: its result, or the next question as a result."""
+    def _resume(self, session: Session, call: Call, eid: str) -> Outcome | dict[str, Any]:
+        """The resumed call's next round: its result, or the next question as a result."""
         try:
-            step = self.host.advance(call)
+            advanced = next_round(self.host, call, session.revision)
         except ProtocolError as exc:
             if exc.code != INVALID_PARAMS:
                 raise
             # NOTE: the answer did not fit its form, so nothing ran: the id stays usable.
             self.store.delete(_USED + eid)
             return _mismatch(exc)
-        if isinstance(step, Finished):
-            # NOTE: the record stays until it expires, so a second use is told it was used.
-            return step.outcome
-        return self.ask(session, replace(call, responses={}), step)
+        if isinstance(advanced, Pending):
+            return self.ask(session, replace(call, responses={}), advanced.asked)
+        # NOTE: the record stays until it expires, so a second use is told it was used.
+        return advanced
 
     def _record(self, eid: str, session: Session, principal: str) -> dict[str, Any] | None:
         raw = self.store.get(_RECORD + eid)

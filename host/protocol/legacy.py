@@ -30,9 +30,9 @@ from typing import Any
 
 from host.errors import ProtocolError, ScopeError
 from host.protocol import adapt
-from host.protocol.answers import Ledger
+from host.protocol.calls import Pending, first_round, object_param, tool_name
 from host.protocol.context import RequestContext, trace_context
-from host.protocol.core import Call, Finished, ToolHost
+from host.protocol.core import ToolHost
 from host.protocol.endpoint import Reply
 from host.protocol.fallback import FALLBACK_TOOL, Fallback, fallback_tool
 from host.protocol.headers import decode_header_value
@@ -53,14 +53,7 @@ from host.protocol.modern import is_modern_message
 from host.protocol.relay import Relay
 from host.protocol.revisions import LEGACY_VERSIONS, legacy_revision
 from host.protocol.sessions import LegacyOptions, Session, SessionSealer
-from host.protocol.streams import (
-    NO_BUFFERING,
-    Event,
-    EventStream,
-    Notifier,
-    progress_token,
-    stream_after,
-)
+from host.protocol.streams import NO_BUFFERING, Event, EventStream, Notifier, notifier_for, respond
 from host.store.base import Store
 
 __all__ = ["LegacyProtocol"]
@@ -289,30 +282,23 @@ class LegacyProtocol:
         """A call; one with a ``progressToken`` or a session log level runs beside the request.
 
         So its progress reports and log messages go out on the POST's stream as they come, when
-        the client reads event streams (:mod:`.streams`); the reply stays plain JSON unless a
-        notification comes before the result.
+        the client reads event streams (:func:`host.protocol.streams.respond`); the reply stays
+        plain JSON unless a notification comes before the result.
         """
-        if not request.streams:
-            return self._call(message, session, request, None)
-        token = progress_token(message.params)
-        level = self.store.get(session.log_level_key)
-        if token is None and level is None:
-            return self._call(message, session, request, None)
-        name = message.params.get("name")
-        notifier = Notifier(token, name if isinstance(name, str) else "", level)
-        running = notifier.start(lambda n: self._call(message, session, request, n))
-        first = running.first()
-        if first is None:
-            return running.result()
-        stream = stream_after(
-            message.id,
-            message.method,
-            first,
-            running,
-            lambda value: self._finish(message.id, value),
-            self.options.keepalive_s,
+        notifier = notifier_for(
+            request.streams, message.params, lambda: self.store.get(session.log_level_key)
         )
-        return Reply(200, headers=NO_BUFFERING, stream=stream)
+        value = respond(
+            notifier,
+            lambda n: self._call(message, session, request, n),
+            lambda value: self._finish(message.id, value),
+            request_id=message.id,
+            method=message.method,
+            keepalive_s=self.options.keepalive_s,
+        )
+        if isinstance(value, EventStream):
+            return Reply(200, headers=NO_BUFFERING, stream=value)
+        return value
 
     @staticmethod
     def _finish(request_id: Any, value: dict[str, Any] | Reply) -> Iterator[Event]:
@@ -331,38 +317,23 @@ class LegacyProtocol:
         request: RequestContext,
         notifier: Notifier | None,
     ) -> dict[str, Any] | Reply:
-        name = message.params.get("name")
-        if not isinstance(name, str):
-            raise error(INVALID_PARAMS, "tools/call needs params.name, the tool's name")
-        arguments = message.params.get("arguments")
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, dict):
-            raise error(INVALID_PARAMS, "params.arguments must be an object")
         revision = session.revision
+        # NOTE: the arguments are read before the tool is found, as the fallback tool's are.
+        name, arguments = tool_name(message.params), object_param(message.params, "arguments")
         if name == FALLBACK_TOOL and self._answers_fallback(session):
-            origin = (session.version, trace_context(message.params, request))
-            outcome = self.fallback.answer(session, arguments, request, notifier, origin)
-            return adapt.result(outcome, revision)
-        machine = self.host.machine(name, request)
-        problem = machine.check_arguments(arguments)
-        if problem is not None:
-            return adapt.result(problem, revision)
-        call = Call(
-            machine,
-            arguments,
+            trace = trace_context(message.params, request)
+            return self.fallback.answer(session, arguments, request, notifier, trace)
+        ended = first_round(
+            self.host,
+            message.params,
             request,
-            Ledger.start(),
+            revision=revision,
             can_ask=session.forms or self._offers_fallback(session),
-            progress=notifier.report if notifier else None,
-            logs=notifier.logs if notifier else None,
-            version=session.version,
-            trace=trace_context(message.params, request),
+            notifier=notifier,
         )
-        step = self.host.advance(call)
-        if isinstance(step, Finished):
-            return adapt.result(step.outcome, revision)
+        if not isinstance(ended, Pending):
+            return ended
         if session.forms:
-            stream = self.relay.stream(session, message.id, call, step, notifier)
+            stream = self.relay.stream(session, message.id, ended, notifier)
             return Reply(200, headers=NO_BUFFERING, stream=stream)
-        return adapt.result(self.fallback.ask(session, call, step), revision)
+        return adapt.result(self.fallback.ask(session, ended.call, ended.asked), revision)

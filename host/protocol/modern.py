@@ -21,10 +21,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from host.errors import ProtocolError
+from host.machine import Machine
 from host.protocol import adapt
 from host.protocol.answers import Ledger
-from host.protocol.context import RequestContext, trace_context
-from host.protocol.core import Asked, Call, ToolHost, can_elicit_form
+from host.protocol.calls import Pending, first_round
+from host.protocol.context import RequestContext
+from host.protocol.core import Asked, ToolHost, can_elicit_form
 from host.protocol.endpoint import Reply
 from host.protocol.headers import (
     ParamHeader,
@@ -45,13 +47,7 @@ from host.protocol.jsonrpc import (
 from host.protocol.messages import LOG_LEVEL_KEY, read_level
 from host.protocol.revisions import MODERN, MODERN_VERSIONS
 from host.protocol.state import Binding, StateSealer
-from host.protocol.streams import (
-    NO_BUFFERING,
-    Notifier,
-    ProgressToken,
-    progress_token,
-    stream_after,
-)
+from host.protocol.streams import NO_BUFFERING, EventStream, Notifier, notifier_for, respond
 
 __all__ = [
     "CLIENT_CAPABILITIES_KEY",
@@ -178,7 +174,6 @@ class ModernProtocol:
         self._methods = {
             "server/discover": self._discover,
             "tools/list": self._tools_list,
-            "tools/call": self._tools_call,
         }
 
     def accepts(self, message: Message, request: RequestContext) -> bool:
@@ -196,47 +191,34 @@ class ModernProtocol:
             # (cancellation is closing the HTTP response); accepted and dropped.
             return Reply(202)
         envelope = read_envelope(message, request)
+        if message.method == "tools/call":
+            return self._tools_call(message, envelope, request)
         method = self._methods.get(message.method)
         if method is None:
             raise error(
                 METHOD_NOT_FOUND, f"Method not found: {message.method}", {"method": message.method}
             )
-        if message.method == "tools/call" and request.streams:
-            token = progress_token(message.params)
-            if token is not None or envelope.log_level is not None:
-                return self._tools_call_streaming(message, envelope, request, token)
-        result = method(message.params, envelope, request)
-        return Reply(200, success(message.id, result))
+        return Reply(200, success(message.id, method(message.params, envelope, request)))
 
-    def _tools_call_streaming(
-        self,
-        message: Request,
-        envelope: Envelope,
-        request: RequestContext,
-        token: ProgressToken | None,
-    ) -> Reply:
-        """A call run beside the request, so its progress reports and log messages go out live.
+    def _tools_call(self, message: Request, envelope: Envelope, request: RequestContext) -> Reply:
+        """A call; one that asked for progress or log messages runs beside the request.
 
-        The reply stays plain JSON (with its HTTP status) unless a notification comes before the
-        result; then it is this request's event stream: the notifications, then the response.
+        So they go out live: the reply stays plain JSON (with its HTTP status) unless a
+        notification comes before the result; then it is this request's event stream
+        (:func:`host.protocol.streams.respond`).
         """
-        name = message.params.get("name")
-        notifier = Notifier(token, name if isinstance(name, str) else "", envelope.log_level)
-        running = notifier.start(
-            lambda sink: self._tools_call(message.params, envelope, request, sink)
-        )
-        first = running.first()
-        if first is None:
-            return Reply(200, success(message.id, running.result()))
-        stream = stream_after(
-            message.id,
-            message.method,
-            first,
-            running,
+        notifier = notifier_for(request.streams, message.params, lambda: envelope.log_level)
+        value = respond(
+            notifier,
+            lambda n: self._call(message.params, envelope, request, n),
             lambda result: iter([success(message.id, result)]),
-            self.keepalive_s,
+            request_id=message.id,
+            method=message.method,
+            keepalive_s=self.keepalive_s,
         )
-        return Reply(200, headers=NO_BUFFERING, stream=stream)
+        if isinstance(value, EventStream):
+            return Reply(200, headers=NO_BUFFERING, stream=value)
+        return Reply(200, success(message.id, value))
 
     def _complete(self, result: Mapping[str, Any]) -> dict[str, Any]:
         return {"resultType": "complete", **result, "_meta": self._meta()}
@@ -267,48 +249,39 @@ class ModernProtocol:
             {"tools": self.host.tools(), "ttlMs": LIST_TTL_MS, "cacheScope": "public"}
         )
 
-    def _tools_call(
+    def _call(
         self,
         params: Mapping[str, Any],
         envelope: Envelope,
         request: RequestContext,
-        notifier: Notifier | None = None,
+        notifier: Notifier | None,
     ) -> dict[str, Any]:
-        name = params.get("name")
-        if not isinstance(name, str):
-            raise error(INVALID_PARAMS, "tools/call needs params.name, the tool's name")
-        machine = self.host.machine(name, request)
-        arguments = _object(params, "arguments")
-        if request.headers is not None:
-            check_param_headers(self._param_headers[name], arguments, request.headers)
-        binding = Binding(request.principal, name, arguments)
-        token = params.get("requestState")
-        if token is None:
-            problem = machine.check_arguments(arguments)
-            if problem is not None:
-                return self._complete(adapt.result(problem, MODERN))
-            ledger = Ledger.start()
-        else:
+        def earlier(machine: Machine, arguments: dict[str, Any]) -> Ledger | None:
+            if request.headers is not None:
+                check_param_headers(self._param_headers[machine.name], arguments, request.headers)
+            token = params.get("requestState")
+            if token is None:
+                return None
             # NOTE: a state opens only for the very arguments it was minted for, and it was
             # minted only after they passed the input schema: later rounds need not check them.
-            ledger = self.sealer.open(token, binding)
-        step = self.host.advance(
-            Call(
-                machine,
-                arguments,
-                request,
-                ledger,
-                responses=_object(params, "inputResponses"),
-                can_ask=can_elicit_form(envelope.capabilities),
-                progress=notifier.report if notifier else None,
-                logs=notifier.logs if notifier else None,
-                version=envelope.version,
-                trace=trace_context(params, request),
-            )
+            return self.sealer.open(token, Binding(request.principal, machine.name, arguments))
+
+        ended = first_round(
+            self.host,
+            params,
+            request,
+            revision=MODERN,
+            can_ask=can_elicit_form(envelope.capabilities),
+            notifier=notifier,
+            earlier=earlier,
+            responses="inputResponses",
         )
-        if isinstance(step, Asked):
-            return self._input_required(step, binding)
-        return self._complete(adapt.result(step.outcome, MODERN))
+        if isinstance(ended, Pending):
+            call = ended.call
+            return self._input_required(
+                ended.asked, Binding(request.principal, call.machine.name, call.arguments)
+            )
+        return self._complete(ended)
 
     def _input_required(self, step: Asked, binding: Binding) -> dict[str, Any]:
         requests = {
@@ -321,12 +294,3 @@ class ModernProtocol:
             "requestState": self.sealer.seal(step.ledger, binding),
             "_meta": self._meta(),
         }
-
-
-def _object(params: Mapping[str, Any], name: str) -> dict[str, Any]:
-    value = params.get(name)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise error(INVALID_PARAMS, f"params.{name} must be an object")
-    return value

@@ -31,11 +31,12 @@ from host import ids
 from host.errors import ProtocolError, StoreError
 from host.machine import Outcome, Question
 from host.protocol import adapt
-from host.protocol.core import Asked, Call, Finished, ToolHost
+from host.protocol.calls import Pending, next_round
+from host.protocol.core import ToolHost
 from host.protocol.jsonrpc import INVALID_REQUEST, Response, error, failure, internal_error, success
 from host.protocol.sessions import LegacyOptions, Session
 from host.protocol.state import digest
-from host.protocol.streams import Event, EventStream, Notifier
+from host.protocol.streams import Event, EventStream, Notifier, beside
 from host.store.base import Store
 
 __all__ = ["Relay"]
@@ -53,7 +54,6 @@ class _Stream:
 
     session: Session
     request_id: str | int
-    call: Call
     notifier: Notifier | None = None
 
 
@@ -78,18 +78,17 @@ class Relay:
         self,
         session: Session,
         request_id: str | int,
-        call: Call,
-        step: Asked,
+        pending: Pending,
         notifier: Notifier | None = None,
     ) -> EventStream:
-        """The events of ``call``, whose first round asked ``step.questions``.
+        """The events of a call whose first round asked questions (``pending``).
 
         Args:
             notifier: The request's notifications, when its client asked for progress or log
                 messages: later rounds then run beside the stream, which carries them as they
                 come.
         """
-        return EventStream(self._events(_Stream(session, request_id, call, notifier), step))
+        return EventStream(self._events(_Stream(session, request_id, notifier), pending))
 
     def deliver(self, session: Session, response: Response) -> None:
         """Hand a client's answer to whichever worker waits for it.
@@ -119,19 +118,20 @@ class Relay:
             extra={"event": "answer_relayed", "session": session.tag, "question": _tag(qid)},
         )
 
-    def _events(self, stream: _Stream, step: Asked) -> Generator[Event, None, None]:
+    def _events(self, stream: _Stream, pending: Pending) -> Generator[Event, None, None]:
         sent: list[str] = []
         try:
             while True:
-                answered = yield from self._ask(stream, step, sent)
+                answered = yield from self._ask(stream, pending, sent)
                 if isinstance(answered, Outcome):
-                    yield self._end(stream, answered)
+                    ended = adapt.result(answered, stream.session.revision)
+                    yield success(stream.request_id, ended)
                     return
-                advanced = yield from self._advance(stream, step, answered)
-                if isinstance(advanced, Finished):
-                    yield self._end(stream, advanced.outcome)
+                advanced = yield from self._advance(stream, pending, answered)
+                if not isinstance(advanced, Pending):
+                    yield success(stream.request_id, advanced)
                     return
-                step = advanced
+                pending = advanced
         except ProtocolError as exc:
             yield failure(stream.request_id, exc)
         except Exception:
@@ -140,12 +140,12 @@ class Relay:
             self._forget(sent)
 
     def _ask(
-        self, stream: _Stream, step: Asked, sent: list[str]
+        self, stream: _Stream, pending: Pending, sent: list[str]
     ) -> Generator[Event, None, dict[str, Any] | Outcome]:
         """Ask a round's questions one after another: their answers, or how the call ended."""
         responses: dict[str, Any] = {}
-        session, tool = stream.session, stream.call.machine.name
-        for question in step.questions:
+        session, tool = stream.session, pending.call.machine.name
+        for question in pending.asked.questions:
             qid = ids.token(18)
             sent.append(qid)
             self.store.put(_QUESTION + qid, session.id, self._ttl_s)
@@ -174,18 +174,20 @@ class Relay:
         return responses
 
     def _advance(
-        self, stream: _Stream, step: Asked, responses: Mapping[str, Any]
-    ) -> Generator[Event, None, Asked | Finished]:
-        """The next round; with notifications, run beside the stream, which sends them live."""
-        call = replace(stream.call, ledger=step.ledger, responses=responses)
-        if stream.notifier is None:
-            return self.host.advance(call)
-        running = stream.notifier.start(
-            lambda notifier: self.host.advance(
-                replace(call, progress=notifier.report, logs=notifier.logs)
-            )
+        self, stream: _Stream, pending: Pending, responses: Mapping[str, Any]
+    ) -> Generator[Event, None, dict[str, Any] | Pending]:
+        """The next round; with notifications, run beside the stream, which sends them live.
+
+        NOTE: the call already reports to the stream's notifier: the first round was made
+        with it.
+        """
+        call = replace(pending.call, ledger=pending.asked.ledger, responses=responses)
+        revision = stream.session.revision
+        advanced: dict[str, Any] | Pending = yield from beside(
+            stream.notifier,
+            lambda _: next_round(self.host, call, revision),
+            self.options.keepalive_s,
         )
-        advanced: Asked | Finished = yield from running.events(self.options.keepalive_s)
         return advanced
 
     def _wait(self, qid: str) -> Generator[Event, None, dict[str, Any] | None]:
@@ -199,10 +201,6 @@ class Relay:
             if deadline - time.monotonic() > 0:
                 yield None
         return None
-
-    @staticmethod
-    def _end(stream: _Stream, outcome: Outcome) -> dict[str, Any]:
-        return success(stream.request_id, adapt.result(outcome, stream.session.revision))
 
     def _forget(self, sent: list[str]) -> None:
         """Drop the call's questions, so late answers to them are refused."""

@@ -40,8 +40,10 @@ __all__ = [
     "Notifier",
     "ProgressToken",
     "Running",
+    "beside",
+    "notifier_for",
     "progress_token",
-    "stream_after",
+    "respond",
 ]
 
 log = logging.getLogger("host.protocol.progress")
@@ -229,24 +231,56 @@ class Running(Generic[T]):
         return self.result()
 
 
-def stream_after(
-    request_id: Any,
-    method: str,
-    first: dict[str, Any],
-    running: Running[T],
-    finish: Callable[[T], Iterator[Event]],
-    keepalive_s: float,
-) -> EventStream:
-    """The stream of a request whose call sent a notification (``first``) before it ended.
+def notifier_for(
+    streams: bool, params: Mapping[str, Any], level: Callable[[], str | None]
+) -> Notifier | None:
+    """The notifier of a ``tools/call`` that asked for progress or log messages, else None.
 
     Args:
+        streams: Whether the reply may be an event stream; without one nothing is asked for.
+        params: The call's params (its ``progressToken``, its tool's name).
+        level: The client's log level, or None; read only when the reply may stream.
+    """
+    if not streams:
+        return None
+    token = progress_token(params)
+    lowest = level()
+    if token is None and lowest is None:
+        return None
+    name = params.get("name")
+    return Notifier(token, name if isinstance(name, str) else "", lowest)
+
+
+def respond(
+    notifier: Notifier | None,
+    call: Callable[[Notifier | None], T],
+    finish: Callable[[T], Iterator[Event]],
+    *,
+    request_id: Any,
+    method: str,
+    keepalive_s: float,
+) -> T | EventStream:
+    """Run a request's call; its value, or its event stream once a notification came first.
+
+    Without a notifier the call runs here. With one it runs beside the request, which waits
+    for the first thing the call produces: its value (returned as it is, so the reply stays
+    plain JSON), or a notification: then the reply is this request's event stream, with that
+    notification, those that follow as they come, and the events ``finish`` makes of the value.
+
+    Args:
+        notifier: The request's notifications (:func:`notifier_for`), or None.
+        call: The call, given the notifier.
+        finish: The events that end the stream, given the call's value (the response).
         request_id: The request's id, for the error response.
         method: The request's method, for log lines.
-        first: The first notification, already taken from ``running``.
-        running: The call.
-        finish: The events that end the stream, given the call's value (the response).
         keepalive_s: How long the stream may stay silent before a keep-alive comment.
     """
+    if notifier is None:
+        return call(None)
+    running = notifier.start(call)
+    first = running.first()
+    if first is None:
+        return running.result()
 
     def events() -> Generator[Event, None, None]:
         yield first
@@ -259,3 +293,17 @@ def stream_after(
             yield failure(request_id, internal_error(method))
 
     return EventStream(events())
+
+
+def beside(
+    notifier: Notifier | None, call: Callable[[Notifier | None], T], keepalive_s: float
+) -> Generator[Event, None, T]:
+    """Run a later round of a call whose stream is open: its notifications go out on it live.
+
+    Yields the notifications as they come (None after each ``keepalive_s`` of silence), then
+    returns the call's value or raises its exception. Without a notifier the call runs here.
+    """
+    if notifier is None:
+        return call(None)
+    value: T = yield from notifier.start(call).events(keepalive_s)
+    return value

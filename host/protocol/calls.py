@@ -1,0 +1,127 @@
+"""A ``tools/call``'s set-up, the same in every era: find the tool, check, advance, adapt.
+
+Both eras answer ``tools/call`` through :func:`first_round`: it finds the machine (unknown tool,
+missing scope), reads the arguments, lets the era check its own parts and hand over the ledger of
+an earlier round (the modern ``requestState``), checks the arguments of a first round against the
+input schema, makes the :class:`Call` and advances it. Every later round, wherever its answers
+come from (a ``requestState`` retry, the legacy stream relay, ``sendElicitationResult``), advances
+through :func:`next_round`. Either gives the ``CallToolResult`` in the era's revision, or a
+:class:`Pending` round whose questions the era sends its own way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from host.machine import Machine
+from host.protocol import adapt
+from host.protocol.answers import Ledger
+from host.protocol.context import RequestContext, trace_context
+from host.protocol.core import Asked, Call, Finished, ToolHost
+from host.protocol.jsonrpc import INVALID_PARAMS, error
+from host.protocol.revisions import Revision
+from host.protocol.streams import Notifier
+
+__all__ = ["Earlier", "Pending", "first_round", "next_round", "object_param", "tool_name"]
+
+Earlier = Callable[[Machine, dict[str, Any]], Ledger | None]
+"""An era's own checks of a found tool and its arguments; the ledger of an earlier round, or None
+when this is a first round (whose arguments are then checked against the input schema)."""
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A round that asked: the call as it ran, and its questions with the ledger they go with."""
+
+    call: Call
+    asked: Asked
+
+
+def tool_name(params: Mapping[str, Any]) -> str:
+    """``params.name``.
+
+    Raises:
+        ProtocolError: -32602 when it is not a string.
+    """
+    name = params.get("name")
+    if not isinstance(name, str):
+        raise error(INVALID_PARAMS, "tools/call needs params.name, the tool's name")
+    return name
+
+
+def object_param(params: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """``params[name]``, an object; ``{}`` when absent or null.
+
+    Raises:
+        ProtocolError: -32602 when it is something else.
+    """
+    value = params.get(name)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise error(INVALID_PARAMS, f"params.{name} must be an object")
+    return value
+
+
+def first_round(
+    host: ToolHost,
+    params: Mapping[str, Any],
+    request: RequestContext,
+    *,
+    revision: Revision,
+    can_ask: bool,
+    notifier: Notifier | None = None,
+    earlier: Earlier | None = None,
+    responses: str | None = None,
+) -> dict[str, Any] | Pending:
+    """Set up the call ``params`` names and advance it one round.
+
+    Args:
+        host: The tools and the call core.
+        params: The ``tools/call`` params.
+        request: Who calls, over what.
+        revision: The revision the client speaks (results are adapted to it).
+        can_ask: Whether the client can answer form questions.
+        notifier: The request's progress reports and log messages, when it asked for either.
+        earlier: The era's checks, and the ledger of an earlier round (None: a first round).
+        responses: The params member that carries this round's answers, if the era has one.
+
+    Raises:
+        ProtocolError: Unknown tool, malformed params, or as :meth:`ToolHost.advance` does.
+        ScopeError: The caller lacks a scope the tool needs.
+    """
+    machine = host.machine(tool_name(params), request)
+    arguments = object_param(params, "arguments")
+    ledger = earlier(machine, arguments) if earlier is not None else None
+    if ledger is None:
+        problem = machine.check_arguments(arguments)
+        if problem is not None:
+            return adapt.result(problem, revision)
+        ledger = Ledger.start()
+    call = Call(
+        machine,
+        arguments,
+        request,
+        ledger,
+        responses=object_param(params, responses) if responses is not None else {},
+        can_ask=can_ask,
+        progress=notifier.report if notifier else None,
+        logs=notifier.logs if notifier else None,
+        version=revision.version,
+        trace=trace_context(params, request),
+    )
+    return next_round(host, call, revision)
+
+
+def next_round(host: ToolHost, call: Call, revision: Revision) -> dict[str, Any] | Pending:
+    """Advance ``call`` one round: its result in ``revision``, or the round's questions.
+
+    Raises:
+        ProtocolError: As :meth:`ToolHost.advance` does.
+    """
+    step = host.advance(call)
+    if isinstance(step, Finished):
+        return adapt.result(step.outcome, revision)
+    return Pending(call, step)
