@@ -45,14 +45,14 @@ App = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 # Each part: the functions (file suffix, function name) whose outermost calls it counts.
 PARTS: dict[str, tuple[tuple[str, str], ...]] = {
     "headers and _meta checks": (
-        ("host/protocol/modern.py", "read_envelope"),
-        ("host/protocol/modern.py", "is_modern_message"),
+        ("host/protocol/modern/envelope.py", "read_envelope"),
+        ("host/protocol/revisions.py", "is_modern_message"),
         ("host/web/app.py", "origin_allowed"),
         ("host/web/app.py", "_accepts_json"),
     ),
     "argument validation": (("host/machine/run.py", "check_arguments"),),
-    "requestState seal": (("host/protocol/state.py", "seal"),),
-    "requestState open": (("host/protocol/state.py", "open"),),
+    "requestState seal": (("host/protocol/modern/state.py", "seal"),),
+    "requestState open": (("host/protocol/modern/state.py", "open"),),
     "answer check": (
         ("host/machine/forms.py", "check"),
         ("host/machine/types.py", "digest"),

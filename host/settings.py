@@ -41,7 +41,7 @@ from pathlib import Path
 
 from host.auth.settings import AuthSettings
 from host.errors import SettingsError
-from host.protocol.sessions import LegacyOptions
+from host.protocol.legacy.sessions import LegacyOptions
 from host.spec.durations import DurationError, parse_duration
 from host.spec.paths import default_handlers_dir
 from host.store.durability import VOLATILE_OK

@@ -23,7 +23,8 @@ from test_modern_support import Mcp, make_client, write_project
 
 from host.machine import compile_project
 from host.protocol import RequestContext, make_endpoint
-from host.protocol.headers import decode_header_value, param_headers
+from host.protocol.header_values import decode_header_value
+from host.protocol.modern.headers import param_headers
 from host.spec import load_project
 from host.spec.check import check_project
 from host.spec.model import Project

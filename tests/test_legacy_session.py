@@ -15,7 +15,7 @@ from test_legacy_support import FORM, NEWEST, Legacy, legacy_client, structured
 from test_modern_support import Mcp, make_client, use_tmp_data
 
 from host.protocol import REVISIONS
-from host.protocol.sessions import SessionSealer
+from host.protocol.legacy.sessions import SessionSealer
 
 VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26"]
 

@@ -246,7 +246,7 @@ def test_content_type_must_be_json(mcp: Mcp) -> None:
 def test_is_modern_message_looks_at_meta_and_version_header() -> None:
     from host.protocol import RequestContext
     from host.protocol.jsonrpc import Request
-    from host.protocol.modern import is_modern_message
+    from host.protocol.revisions import is_modern_message
 
     def headers(**sent: str) -> RequestContext:
         return RequestContext.http({k.replace("_", "-"): v for k, v in sent.items()})

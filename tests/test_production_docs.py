@@ -13,7 +13,7 @@ import shlex
 from servers import ROOT
 
 from host.machine.timing import Runner
-from host.protocol.sessions import LegacyOptions
+from host.protocol.legacy.sessions import LegacyOptions
 from host.store.base import DEFAULT_LEASE_S
 from host.web.serve import ServeOptions, gunicorn_argv
 

@@ -10,8 +10,9 @@ from itsdangerous import Serializer, URLSafeSerializer
 
 from host.errors import ProtocolError
 from host.protocol.answers import Accepted, Ledger
+from host.protocol.digests import canonical_json, digest
+from host.protocol.modern.state import Binding, StateSealer
 from host.protocol.seal import _CompactJson
-from host.protocol.state import Binding, StateSealer, canonical_json, digest
 
 BINDING = Binding("anonymous", "close_ticket", {"id": "T-1"})
 STATE = Ledger(

@@ -4,12 +4,15 @@ Knows tools only as compiled machines and nothing of YAML or HTTP: a transport h
 :meth:`Endpoint.handle` the bytes of a message with its :class:`RequestContext` and sends back the
 :class:`Reply`. :func:`make_endpoint` wires the parts the one way every transport uses.
 
-Where things live: ``core`` advances a call one round; ``answers`` owns which answers count;
-``revisions`` is the one table of MCP revisions and ``adapt`` translates for older ones at the
-edge; ``modern`` and ``legacy`` (with ``sessions``, ``relay`` and ``fallback``) are the two eras;
-``listen`` is a legacy session's GET stream; ``elicitation`` is the kill switches' one decision;
-``state`` and ``seal`` make the tokens a client carries; ``events`` tells observers about rounds
-and refused requests; ``approvals`` binds a round's remembered approvals to its caller and tool.
+Where things live: the two eras are subpackages, ``modern`` (``requestState``, the ``_meta``
+envelope and its headers) and ``legacy`` (sessions, the stream relay, the fallback tool, the GET
+stream); everything they share is here. ``calls`` sets up a ``tools/call`` and advances it for
+both; ``core`` advances a call one round; ``answers`` owns which answers count; ``streams`` runs
+a call beside its request so progress and log messages go out live; ``revisions`` is the one
+table of MCP revisions and ``adapt`` translates for older ones at the edge; ``elicitation`` is
+the kill switches' one decision; ``seal`` and ``digests`` make the tokens a client carries;
+``events`` tells observers about rounds and refused requests; ``approvals`` binds a round's
+remembered approvals to its caller and tool.
 """
 
 from __future__ import annotations
@@ -38,11 +41,11 @@ from host.protocol.events import (
     Round,
     notify_refused,
 )
-from host.protocol.legacy import LegacyProtocol
-from host.protocol.modern import ModernProtocol
+from host.protocol.legacy.era import LegacyProtocol
+from host.protocol.legacy.sessions import LegacyOptions, SessionSealer
+from host.protocol.modern.era import ModernProtocol
+from host.protocol.modern.state import Binding, StateSealer
 from host.protocol.revisions import LEGACY_VERSIONS, MODERN_VERSIONS, REVISIONS, Revision
-from host.protocol.sessions import LegacyOptions, SessionSealer
-from host.protocol.state import Binding, StateSealer
 from host.protocol.streams import EventStream
 from host.spec.model import Server
 from host.store.base import Store

@@ -32,11 +32,11 @@ from host.protocol.acts import Acts
 from host.protocol.answers import Ledger
 from host.protocol.approvals import StoreApprovals
 from host.protocol.context import RequestContext
+from host.protocol.digests import digest
 from host.protocol.elicitation import ELICITATION_DISABLED_MESSAGE, Elicitation
 from host.protocol.events import LogObserver, Observer, Refusal, Round, notify, notify_refused
 from host.protocol.jsonrpc import ELICITATION_DISABLED, INVALID_PARAMS, MISSING_CAPABILITY, error
 from host.protocol.messages import LogForward
-from host.protocol.state import digest
 from host.spec.model import Server
 from host.store.base import Store
 

@@ -16,7 +16,8 @@ revision       era      forms  form mode   rich forms  structured results, newer
 =============  =======  =====  ==========  ==========  ===========================================
 
 "Rich forms" are titled and multi-select enums and defaults on every field (2025-11-25); older
-forms know only ``enum`` (+ ``enumNames``) and defaults on booleans.
+forms know only ``enum`` (+ ``enumNames``) and defaults on booleans. Which era a message claims
+(:func:`is_modern_message`) is decided here too, so neither era asks the other.
 """
 
 from __future__ import annotations
@@ -24,15 +25,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from host.protocol.context import RequestContext
+from host.protocol.header_values import decode_header_value
+from host.protocol.jsonrpc import Message
+
 __all__ = [
     "LEGACY",
     "LEGACY_VERSIONS",
     "MODERN",
     "MODERN_VERSIONS",
+    "PROTOCOL_VERSION_KEY",
     "REVISIONS",
     "Revision",
+    "is_modern_message",
     "legacy_revision",
 ]
+
+#: Where a modern request names its revision, in ``params._meta``.
+PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 
 
 @dataclass(frozen=True)
@@ -96,3 +106,15 @@ def legacy_revision(requested: str) -> Revision:
     """The revision to answer ``initialize`` with: the client's when served, else the newest."""
     found = REVISIONS.get(requested)
     return found if found is not None and not found.modern else LEGACY[0]
+
+
+def is_modern_message(message: Message, request: RequestContext) -> bool:
+    """Whether a message claims the modern revision (its ``_meta`` or its version header).
+
+    A legacy revision accepts what this rejects; anything left goes to the modern revision,
+    whose checks then say what is missing.
+    """
+    meta = message.params.get("_meta")
+    if isinstance(meta, Mapping) and PROTOCOL_VERSION_KEY in meta:
+        return True
+    return decode_header_value(request.header("mcp-protocol-version")) in MODERN_VERSIONS

@@ -18,7 +18,7 @@ from pathlib import Path
 from host.errors import HostError
 from host.machine import Machine, compile_project
 from host.machine.bind import forget_handlers
-from host.protocol.state import digest
+from host.protocol.digests import digest
 from host.spec.check import check_project
 from host.spec.diagnostics import Diagnostic
 from host.spec.model import Project

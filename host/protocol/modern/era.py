@@ -8,19 +8,16 @@ the state. A call with a ``progressToken`` sends its handlers' progress reports,
 ``_meta`` log level (:mod:`host.protocol.messages`) their log records at or above it, on its own
 response stream, before the result (:mod:`host.protocol.streams`).
 
-The checks run in a fixed order, first failure wins: ``_meta`` present (-32602), headers agree with
-the body (-32020), version supported (-32022), ``_meta`` well formed (-32602), method known
+The checks run in a fixed order, first failure wins: the envelope (:mod:`.envelope`), method known
 (-32601), then the method's own checks; for ``tools/call``, the tool's ``Mcp-Param-*`` headers
-agree with its arguments (-32020, :mod:`host.protocol.headers`) before anything else.
+agree with its arguments (-32020, :mod:`.headers`) before anything else.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from host.errors import ProtocolError
 from host.machine import Machine
 from host.protocol import adapt
 from host.protocol.answers import Ledger
@@ -28,131 +25,19 @@ from host.protocol.calls import Pending, first_round
 from host.protocol.context import RequestContext
 from host.protocol.core import Asked, ToolHost, can_elicit_form
 from host.protocol.endpoint import Reply
-from host.protocol.headers import (
-    ParamHeader,
-    check_param_headers,
-    decode_header_value,
-    param_headers,
-)
-from host.protocol.jsonrpc import (
-    HEADER_MISMATCH,
-    INVALID_PARAMS,
-    METHOD_NOT_FOUND,
-    UNSUPPORTED_VERSION,
-    Message,
-    Request,
-    error,
-    success,
-)
-from host.protocol.messages import LOG_LEVEL_KEY, read_level
+from host.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, Message, Request, error, success
+from host.protocol.modern.envelope import Envelope, read_envelope
+from host.protocol.modern.headers import ParamHeader, check_param_headers, param_headers
+from host.protocol.modern.state import Binding, StateSealer
 from host.protocol.revisions import MODERN, MODERN_VERSIONS
-from host.protocol.state import Binding, StateSealer
 from host.protocol.streams import NO_BUFFERING, EventStream, Notifier, notifier_for, respond
 
-__all__ = [
-    "CLIENT_CAPABILITIES_KEY",
-    "LIST_TTL_MS",
-    "PROTOCOL_VERSION_KEY",
-    "SERVER_INFO_KEY",
-    "Envelope",
-    "ModernProtocol",
-    "decode_header_value",
-    "is_modern_message",
-    "read_envelope",
-]
+__all__ = ["LIST_TTL_MS", "SERVER_INFO_KEY", "ModernProtocol"]
 
-PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 
 #: How long clients may cache ``server/discover`` and ``tools/list``: specs change on reloads only.
 LIST_TTL_MS = 300_000
-
-#: ``Mcp-Name`` carries this param of each name-bearing method.
-_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-
-
-def is_modern_message(message: Message, request: RequestContext) -> bool:
-    """Whether a message claims the modern revision (its ``_meta`` or its version header).
-
-    A legacy revision accepts what this rejects; anything left goes to the modern revision,
-    whose checks then say what is missing.
-    """
-    meta = message.params.get("_meta")
-    if isinstance(meta, Mapping) and PROTOCOL_VERSION_KEY in meta:
-        return True
-    return decode_header_value(request.header("mcp-protocol-version")) in MODERN_VERSIONS
-
-
-@dataclass(frozen=True)
-class Envelope:
-    """The per-request ``_meta`` of a modern request.
-
-    Attributes:
-        log_level: The lowest level of log messages the client wants for this request, or None.
-    """
-
-    version: str
-    capabilities: Mapping[str, Any]
-    client_info: Any = None
-    log_level: str | None = None
-
-
-def read_envelope(message: Message, request: RequestContext) -> Envelope:
-    """Check a request's ``_meta`` and (over HTTP) its routing headers.
-
-    Args:
-        message: The request.
-        request: Its context; its headers, over HTTP, must agree with the body.
-
-    Raises:
-        ProtocolError: -32602 (``_meta`` missing or malformed), -32020 (a header missing or
-            disagreeing with the body), -32022 (unsupported version).
-    """
-    meta = message.params.get("_meta")
-    if not isinstance(meta, Mapping):
-        raise error(
-            INVALID_PARAMS,
-            f"params._meta is required, with {PROTOCOL_VERSION_KEY} and {CLIENT_CAPABILITIES_KEY}",
-        )
-    missing = [k for k in (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY) if k not in meta]
-    if missing:
-        raise error(INVALID_PARAMS, f"params._meta is missing {' and '.join(missing)}")
-    version, capabilities = meta[PROTOCOL_VERSION_KEY], meta[CLIENT_CAPABILITIES_KEY]
-    if request.headers is not None:
-        _check_headers(message, version, request.headers)
-    if not isinstance(version, str):
-        raise error(INVALID_PARAMS, f"params._meta {PROTOCOL_VERSION_KEY} must be a string")
-    if version not in MODERN_VERSIONS:
-        raise error(
-            UNSUPPORTED_VERSION,
-            f"Unsupported protocol version: {version}",
-            {"supported": list(MODERN_VERSIONS), "requested": version},
-        )
-    if not isinstance(capabilities, Mapping):
-        raise error(INVALID_PARAMS, f"params._meta {CLIENT_CAPABILITIES_KEY} must be an object")
-    level = meta.get(LOG_LEVEL_KEY)
-    if level is not None:
-        level = read_level(level, f"params._meta {LOG_LEVEL_KEY}")
-    return Envelope(version, capabilities, meta.get(CLIENT_INFO_KEY), level)
-
-
-def _check_headers(message: Message, version: Any, headers: Mapping[str, str]) -> None:
-    def mismatch(header: str, what: str) -> ProtocolError:
-        sent = headers.get(header.lower())
-        problem = "is missing" if sent is None else f"({sent!r}) does not match {what}"
-        return error(HEADER_MISMATCH, f"Header mismatch: {header} {problem}", {"header": header})
-
-    if decode_header_value(headers.get("mcp-protocol-version")) != version:
-        raise mismatch("MCP-Protocol-Version", f"params._meta {PROTOCOL_VERSION_KEY}")
-    if decode_header_value(headers.get("mcp-method")) != message.method:
-        raise mismatch("Mcp-Method", "the request's method")
-    param = _NAME_PARAM.get(message.method)
-    body_name = message.params.get(param) if param is not None else None
-    # NOTE: a name that is not a string is the params check's to report, more precisely.
-    if isinstance(body_name, str) and decode_header_value(headers.get("mcp-name")) != body_name:
-        raise mismatch("Mcp-Name", f"params.{param}")
 
 
 class ModernProtocol:

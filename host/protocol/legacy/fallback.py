@@ -29,9 +29,9 @@ from host.protocol.answers import Ledger
 from host.protocol.calls import Pending, next_round
 from host.protocol.context import RequestContext
 from host.protocol.core import Asked, Call, ToolHost
+from host.protocol.digests import digest, principal_digest
 from host.protocol.jsonrpc import INVALID_PARAMS
-from host.protocol.sessions import Session
-from host.protocol.state import digest, principal_digest
+from host.protocol.legacy.sessions import Session
 from host.protocol.streams import Notifier
 from host.spec.model import FALLBACK_TOOL
 from host.store.base import Store

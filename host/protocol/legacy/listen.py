@@ -24,7 +24,7 @@ from collections.abc import Callable, Generator
 from host.protocol.core import ToolHost
 from host.protocol.endpoint import Reply
 from host.protocol.jsonrpc import INTERNAL_ERROR, error, failure
-from host.protocol.sessions import LegacyOptions, Session
+from host.protocol.legacy.sessions import LegacyOptions, Session
 from host.protocol.streams import NO_BUFFERING, Event, EventStream
 from host.store.base import Store
 

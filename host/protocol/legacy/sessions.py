@@ -18,9 +18,9 @@ from typing import Any
 
 from host import ids
 from host.protocol.core import can_elicit_form
+from host.protocol.digests import digest, principal_digest
 from host.protocol.revisions import REVISIONS, Revision
 from host.protocol.seal import Sealer
-from host.protocol.state import digest, principal_digest
 
 __all__ = ["LegacyOptions", "Session", "SessionSealer"]
 
@@ -41,7 +41,7 @@ class LegacyOptions:
         session_ttl_s: How long a session id stays valid after ``initialize``; the client then
             gets 404 and starts a new session.
         keepalive_s: How often a waiting stream sends an SSE comment, so proxies keep it open.
-        listeners: The most GET streams (:mod:`host.protocol.listen`) one process keeps open:
+        listeners: The most GET streams (:mod:`host.protocol.legacy.listen`) one process keeps open:
             each holds a worker thread while it is open (a quarter of ``host serve``'s 1024
             threads per worker).
     """

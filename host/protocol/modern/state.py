@@ -12,30 +12,21 @@ check failed; the reason goes to the log.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Any
 
 from host.errors import ProtocolError
 from host.protocol.answers import Ledger
+from host.protocol.digests import digest, principal_digest
 from host.protocol.events import Refusal, notify_refused
 from host.protocol.jsonrpc import INVALID_PARAMS, error
 from host.protocol.seal import Sealer
 
-__all__ = [
-    "INVALID_STATE_MESSAGE",
-    "Binding",
-    "StateSealer",
-    "canonical_json",
-    "digest",
-    "principal_digest",
-]
+__all__ = ["INVALID_STATE_MESSAGE", "Binding", "StateSealer"]
 
 log = logging.getLogger("host.protocol.state")
 
@@ -44,23 +35,6 @@ INVALID_STATE_MESSAGE = "Invalid or expired requestState"
 _SALT = "host.requestState.v2"
 #: A state is a few hundred bytes; anything far larger is not one of ours (checked before the HMAC).
 _MAX_TOKEN = 64 * 1024
-
-
-def canonical_json(value: Any) -> str:
-    """One text per JSON value, whatever the key order: the input of every digest."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def digest(value: Any) -> str:
-    """A short, URL-safe SHA-256 digest (128 bits) of a JSON value's canonical text."""
-    raw = hashlib.sha256(canonical_json(value).encode("utf-8")).digest()[:16]
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
-
-
-@lru_cache(maxsize=1024)
-def principal_digest(principal: str) -> str:
-    """The principal as sealed tokens carry it: digested, so a token does not show it."""
-    return digest(["principal", principal])
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,12 @@
-"""HTTP headers that mirror the request body (SEP-2243): their value encoding, and ``Mcp-Param-*``.
+"""``Mcp-Param-*``: the arguments a tool mirrors into HTTP headers (SEP-2243).
 
 A modern request over HTTP repeats parts of its body in headers, so that proxies can route on
 them without parsing JSON; the server rejects a request whose headers and body disagree (HTTP 400,
--32020), so nothing downstream can be told one thing while the host does another. Values that a
-header cannot carry as they are (non-ASCII, edge spaces, control characters) travel as
-``=?base64?<Base64 of the UTF-8>?=``.
+-32020), so nothing downstream can be told one thing while the host does another. Values are
+encoded as :mod:`host.protocol.header_values` says.
 
-Besides ``Mcp-Method`` and ``Mcp-Name`` (checked in :mod:`host.protocol.modern`), a tool may name
-arguments to mirror: a property of its input schema with ``"x-mcp-header": "Region"`` is sent as
+Besides ``Mcp-Method`` and ``Mcp-Name`` (checked in :mod:`.envelope`), a tool may name arguments
+to mirror: a property of its input schema with ``"x-mcp-header": "Region"`` is sent as
 ``Mcp-Param-Region`` (:mod:`host.spec.param_headers`). For each such argument the header is
 required when the arguments hold a value, must match it (after decoding), and must be absent when
 they hold none (null counts as none).
@@ -15,52 +14,20 @@ they hold none (null counts as none).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from host.errors import ProtocolError
+from host.protocol.header_values import decode_header_value
 from host.protocol.jsonrpc import HEADER_MISMATCH, error
 from host.spec.param_headers import find_annotations
 
-__all__ = ["ParamHeader", "check_param_headers", "decode_header_value", "param_headers"]
+__all__ = ["ParamHeader", "check_param_headers", "param_headers"]
 
-_SENTINEL = re.compile(r"=\?base64\?(?P<payload>.*)\?=", re.DOTALL)
-# RFC 9110 section 5.5: a field value is visible ASCII, spaces and tabs.
-_FIELD_VALUE = re.compile(r"[\t\x20-\x7e]*")
 # An integer as a header may write it: 42, -7, 42.0 (compared as numbers, the spec's SHOULD).
 _DECIMAL = re.compile(r"-?[0-9]+(?:\.0+)?")
-
-
-def decode_header_value(value: str | None) -> str | None:
-    """A header's value as sent, or decoded from ``=?base64?...?=``; None when it is not valid.
-
-    Surrounding spaces are not part of a value (RFC 9110). A value that is shaped like the
-    ``=?base64?...?=`` sentinel is always encoded (clients must encode a literal value of that
-    shape too), so a sentinel with bad Base64 (wrong padding, characters outside the alphabet,
-    a non-canonical ending) or bytes that are not UTF-8 is invalid, as is a plain value with a
-    character a header cannot hold.
-    """
-    if value is None:
-        return None
-    value = value.strip(" \t")
-    match = _SENTINEL.fullmatch(value)
-    if match is None:
-        return value if _FIELD_VALUE.fullmatch(value) else None
-    payload = match["payload"]
-    try:
-        raw = base64.b64decode(payload, validate=True)
-    except binascii.Error:
-        return None
-    if base64.b64encode(raw).decode("ascii") != payload:
-        return None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
 
 
 @dataclass(frozen=True)

@@ -4,14 +4,14 @@ A legacy client sends ``initialize`` without the modern ``_meta``; the answer na
 (the client's when served, else the newest legacy one) and carries a signed ``Mcp-Session-Id``
 the client sends on every later message. Then ``notifications/initialized``, ``ping``,
 ``logging/setLevel``, ``tools/list`` and ``tools/call``; DELETE ends the session, and GET opens its
-stream of ``notifications/tools/list_changed`` (:mod:`host.protocol.listen`). The tools are
+stream of ``notifications/tools/list_changed`` (:mod:`host.protocol.legacy.listen`). The tools are
 the same machines the modern revision serves, with the same ledger of answers and the same
 at-most-once act; only how questions travel differs:
 
 * a client that declared form elicitation (in a revision that has it) gets them as
-  ``elicitation/create`` requests on the call's SSE stream (:mod:`host.protocol.relay`);
+  ``elicitation/create`` requests on the call's SSE stream (:mod:`host.protocol.legacy.relay`);
 * any other gets them inside the tool result, and answers through ``sendElicitationResult``
-  (:mod:`host.protocol.fallback`), a tool listed for its session only.
+  (:mod:`host.protocol.legacy.fallback`), a tool listed for its session only.
 
 Tools, forms and results follow the session's revision (:mod:`host.protocol.adapt`). Progress
 reports of a call with a ``progressToken``, and, once the client set a level with
@@ -34,8 +34,7 @@ from host.protocol.calls import Pending, first_round, object_param, tool_name
 from host.protocol.context import RequestContext, trace_context
 from host.protocol.core import ToolHost
 from host.protocol.endpoint import Reply
-from host.protocol.fallback import FALLBACK_TOOL, Fallback, fallback_tool
-from host.protocol.headers import decode_header_value
+from host.protocol.header_values import decode_header_value
 from host.protocol.jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -47,12 +46,12 @@ from host.protocol.jsonrpc import (
     error,
     success,
 )
-from host.protocol.listen import Listeners
+from host.protocol.legacy.fallback import FALLBACK_TOOL, Fallback, fallback_tool
+from host.protocol.legacy.listen import Listeners
+from host.protocol.legacy.relay import Relay
+from host.protocol.legacy.sessions import LegacyOptions, Session, SessionSealer
 from host.protocol.messages import read_level
-from host.protocol.modern import is_modern_message
-from host.protocol.relay import Relay
-from host.protocol.revisions import LEGACY_VERSIONS, legacy_revision
-from host.protocol.sessions import LegacyOptions, Session, SessionSealer
+from host.protocol.revisions import LEGACY_VERSIONS, is_modern_message, legacy_revision
 from host.protocol.streams import NO_BUFFERING, Event, EventStream, Notifier, notifier_for, respond
 from host.store.base import Store
 
@@ -146,7 +145,7 @@ class LegacyProtocol:
     def listen(
         self, request: RequestContext, stopping: threading.Event, gone: Callable[[], bool]
     ) -> Reply:
-        """Open the session's GET stream (:mod:`host.protocol.listen`).
+        """Open the session's GET stream (:mod:`host.protocol.legacy.listen`).
 
         Raises:
             ProtocolError: 400 without a session id, 404 for an unknown, ended or expired one.

@@ -33,9 +33,9 @@ from host.machine import Outcome, Question
 from host.protocol import adapt
 from host.protocol.calls import Pending, next_round
 from host.protocol.core import ToolHost
+from host.protocol.digests import digest
 from host.protocol.jsonrpc import INVALID_REQUEST, Response, error, failure, internal_error, success
-from host.protocol.sessions import LegacyOptions, Session
-from host.protocol.state import digest
+from host.protocol.legacy.sessions import LegacyOptions, Session
 from host.protocol.streams import Event, EventStream, Notifier, beside
 from host.store.base import Store
 
