@@ -23,7 +23,7 @@ from typing import Any
 
 from host import ids
 from host.errors import ProtocolError
-from host.machine import Outcome, Question
+from host.machine import Outcome
 from host.protocol import adapt
 from host.protocol.answers import Ledger
 from host.protocol.calls import Pending, next_round
@@ -31,12 +31,13 @@ from host.protocol.context import RequestContext
 from host.protocol.core import Asked, Call, ToolHost
 from host.protocol.digests import digest, principal_digest
 from host.protocol.jsonrpc import INVALID_PARAMS
+from host.protocol.legacy.describe import describe_question
 from host.protocol.legacy.sessions import Session
 from host.protocol.streams import Notifier
 from host.spec.model import FALLBACK_TOOL
 from host.store.base import Store
 
-__all__ = ["FALLBACK_TOOL", "Fallback", "describe_question", "fallback_tool"]
+__all__ = ["FALLBACK_TOOL", "Fallback", "fallback_tool"]
 
 log = logging.getLogger("host.protocol.fallback")
 
@@ -160,22 +161,26 @@ class Fallback:
             ProtocolError: As :meth:`ToolHost.advance` does, except for an answer that does not
                 fit the form, which is a result the model can correct.
         """
-        outcome = self._answer(session, arguments, request, notifier, trace or {})
-        return outcome if isinstance(outcome, dict) else adapt.result(outcome, session.revision)
-
-    def _answer(
-        self,
-        session: Session,
-        arguments: Mapping[str, Any],
-        request: RequestContext,
-        notifier: Notifier | None,
-        trace: Mapping[str, str],
-    ) -> Outcome | dict[str, Any]:
         eid, action, content = (arguments.get(k) for k in ("elicitationId", "action", "content"))
         problem = _bad_arguments(eid, action, content)
-        if problem is not None:
-            return problem
-        assert isinstance(eid, str)
+        if problem is None:
+            assert isinstance(eid, str)
+            found = self._call(session, eid, request, (action, content), notifier, trace or {})
+            if isinstance(found, Call):
+                return self._resume(session, found, eid)
+            problem = found
+        return adapt.result(problem, session.revision)
+
+    def _call(
+        self,
+        session: Session,
+        eid: str,
+        request: RequestContext,
+        answered: tuple[Any, Any],
+        notifier: Notifier | None,
+        trace: Mapping[str, str],
+    ) -> Call | Outcome:
+        """The call ``eid`` names, resumed with the answer (action, content); or why not."""
         record = self._record(eid, session, request.principal)
         if record is None:
             return Outcome.error(
@@ -188,10 +193,11 @@ class Fallback:
                 f"The elicitationId {eid!r} was already used. Call the original tool again if "
                 "you need to ask again."
             )
+        action, content = answered
         answer: dict[str, Any] = {"action": action}
         if content is not None:
             answer["content"] = adapt.answer(record["q"]["schema"], content)
-        call = Call(
+        return Call(
             machine,
             record["a"],
             request,
@@ -202,20 +208,22 @@ class Fallback:
             version=session.version,
             trace=trace,
         )
-        return self._resume(session, call, eid)
 
-    def _resume(self, session: Session, call: Call, eid: str) -> Outcome | dict[str, Any]:
+    def _resume(self, session: Session, call: Call, eid: str) -> dict[str, Any]:
         """The resumed call's next round: its result, or the next question as a result."""
+        revision = session.revision
         try:
-            advanced = next_round(self.host, call, session.revision)
+            advanced = next_round(self.host, call, revision)
         except ProtocolError as exc:
             if exc.code != INVALID_PARAMS:
                 raise
             # NOTE: the answer did not fit its form, so nothing ran: the id stays usable.
             self.store.delete(_USED + eid)
-            return _mismatch(exc)
+            return adapt.result(_mismatch(exc), revision)
         if isinstance(advanced, Pending):
-            return self.ask(session, replace(call, responses={}), advanced.asked)
+            return adapt.result(
+                self.ask(session, replace(call, responses={}), advanced.asked), revision
+            )
         # NOTE: the record stays until it expires, so a second use is told it was used.
         return advanced
 
@@ -243,109 +251,6 @@ def _bad_arguments(eid: Any, action: Any, content: Any) -> Outcome | None:
     if content is not None and not isinstance(content, Mapping):
         return Outcome.error(f"{FALLBACK_TOOL}: content must be an object of answers.")
     return None
-
-
-def describe_question(tool: str, question: Question, eid: str, ttl_s: float) -> str:
-    """What the model reads: the question, each field, and how to send the answer back."""
-    schema = question.schema
-    required = set(schema.get("required", []))
-    fields = [
-        _describe_field(name, prop, name in required)
-        for name, prop in schema.get("properties", {}).items()
-    ]
-    example = {name: _example(prop) for name, prop in schema.get("properties", {}).items()}
-    minutes = max(1, round(ttl_s / 60))
-    return "\n".join(
-        [
-            f"{tool} needs an answer from the user before it can go on. This client cannot show "
-            "forms, so ask the user this question yourself, in the chat, and wait for their "
-            "reply. Do not answer it for them.",
-            "",
-            f"Question: {question.message}",
-            "Fields:",
-            *fields,
-            "",
-            f"Then call the tool {FALLBACK_TOOL} with:",
-            f'- elicitationId: "{eid}"',
-            '- action: "accept" with the user\'s answers in content, for example '
-            f'{json.dumps(example, ensure_ascii=False)}; "decline" if the user says no; '
-            '"cancel" if they would rather not answer (no content for either).',
-            f"This elicitationId works once and expires in {minutes} minute"
-            f"{'s' if minutes != 1 else ''}.",
-        ]
-    )
-
-
-_LIMITS = (
-    ("minLength", "at least {} characters"),
-    ("maxLength", "at most {} characters"),
-    ("minimum", "at least {}"),
-    ("maximum", "at most {}"),
-    ("minItems", "at least {} choices"),
-    ("maxItems", "at most {} choices"),
-)
-
-
-def _describe_field(name: str, prop: Mapping[str, Any], required: bool) -> str:
-    kind = _kind(prop)
-    notes = ["required" if required else "optional"]
-    if "default" in prop:
-        notes.append(f"default {json.dumps(prop['default'], ensure_ascii=False)}")
-    if "format" in prop:
-        notes.append(f"format {prop['format']}")
-    for key, label in _LIMITS:
-        if key in prop:
-            notes.append(label.format(prop[key]))
-    line = f"- {name} ({kind}; {', '.join(notes)})"
-    description = prop.get("title") or prop.get("description")
-    if prop.get("title") and prop.get("description"):
-        description = f"{prop['title']}: {prop['description']}"
-    return f"{line}: {description}" if description else line
-
-
-def _choices(prop: Mapping[str, Any]) -> list[tuple[Any, str | None]]:
-    if "enum" in prop:
-        names = prop.get("enumNames") or [None] * len(prop["enum"])
-        return list(zip(prop["enum"], names, strict=False))
-    options = prop.get("oneOf") or prop.get("anyOf") or []
-    return [(o.get("const"), o.get("title")) for o in options if isinstance(o, Mapping)]
-
-
-def _show(choices: list[tuple[Any, str | None]]) -> str:
-    return ", ".join(
-        json.dumps(value, ensure_ascii=False) + (f" ({title})" if title else "")
-        for value, title in choices
-    )
-
-
-def _kind(prop: Mapping[str, Any]) -> str:
-    if prop.get("type") == "array":
-        items = prop.get("items")
-        choices = _choices(items) if isinstance(items, Mapping) else []
-        return f"a list of any of {_show(choices)}" if choices else "a list"
-    choices = _choices(prop)
-    if choices:
-        return f"one of {_show(choices)}"
-    return {"boolean": "true or false", "integer": "a whole number", "number": "a number"}.get(
-        str(prop.get("type")), "text"
-    )
-
-
-def _example(prop: Mapping[str, Any]) -> Any:
-    if "default" in prop:
-        return prop["default"]
-    if prop.get("type") == "array":
-        items = prop.get("items")
-        choices = _choices(items) if isinstance(items, Mapping) else []
-        return [choices[0][0]] if choices else []
-    choices = _choices(prop)
-    if choices:
-        return choices[0][0]
-    return {
-        "boolean": True,
-        "integer": prop.get("minimum", 1),
-        "number": prop.get("minimum", 1),
-    }.get(str(prop.get("type")), "...")
 
 
 def _mismatch(exc: ProtocolError) -> Outcome:
