@@ -141,15 +141,18 @@ class ModernProtocol:
         request: RequestContext,
         notifier: Notifier | None,
     ) -> dict[str, Any]:
+        bound: list[Binding] = []  # NOTE: one binding per call, so its digest is made once
+
         def earlier(machine: Machine, arguments: dict[str, Any]) -> Ledger | None:
             if request.headers is not None:
                 check_param_headers(self._param_headers[machine.name], arguments, request.headers)
+            bound.append(Binding(request.principal, machine.name, arguments))
             token = params.get("requestState")
             if token is None:
                 return None
             # NOTE: a state opens only for the very arguments it was minted for, and it was
             # minted only after they passed the input schema: later rounds need not check them.
-            return self.sealer.open(token, Binding(request.principal, machine.name, arguments))
+            return self.sealer.open(token, bound[0])
 
         ended = first_round(
             self.host,
@@ -162,10 +165,7 @@ class ModernProtocol:
             responses="inputResponses",
         )
         if isinstance(ended, Pending):
-            call = ended.call
-            return self._input_required(
-                ended.asked, Binding(request.principal, call.machine.name, call.arguments)
-            )
+            return self._input_required(ended.asked, bound[0])
         return self._complete(ended)
 
     def _input_required(self, step: Asked, binding: Binding) -> dict[str, Any]:
