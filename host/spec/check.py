@@ -18,11 +18,9 @@ from host.errors import SpecError
 from host.spec.build import ToolDoc, build_server, build_tool
 from host.spec.diagnostics import Diagnostic
 from host.spec.handlers import HandlerIndex
-from host.spec.load import Document, load_file, spec_files
-from host.spec.locs import Locs
 from host.spec.model import FALLBACK_TOOL, Ask, Confirm, Pos, Project, Server, Tool
 from host.spec.paths import default_handlers_dir
-from host.spec.rules import error, warning
+from host.spec.rulebook import error, warning
 from host.spec.rules_advice import check_advice
 from host.spec.rules_examples import check_examples
 from host.spec.rules_forms import check_forms
@@ -36,6 +34,7 @@ from host.spec.rules_schema import check_shape
 from host.spec.rules_templates import check_templates
 from host.spec.rules_text import check_server_text, check_tool_text
 from host.spec.scope import scopes
+from host.spec.yaml import Document, Locs, load_file, spec_files
 
 __all__ = ["CheckResult", "check_project", "default_handlers_dir", "load_project"]
 

@@ -7,7 +7,7 @@ from jinja2 import TemplateSyntaxError
 from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
 from host.spec.model import Ask, Confirm
-from host.spec.rules import warning
+from host.spec.rulebook import warning
 from host.spec.rules_templates import template_sites, used_names
 
 __all__ = ["check_advice"]

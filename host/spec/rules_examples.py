@@ -5,7 +5,7 @@ from __future__ import annotations
 from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
 from host.spec.model import Ask, Confirm
-from host.spec.rules import did_you_mean, error, one_of
+from host.spec.rulebook import did_you_mean, error, one_of
 
 __all__ = ["check_examples"]
 

@@ -12,11 +12,11 @@ from typing import Any
 
 from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
-from host.spec.load import Locs, YPath
 from host.spec.model import Ask, FormField
-from host.spec.rules import error, one_of
+from host.spec.rulebook import error, one_of
 from host.spec.schema import FORM_COMMON, FORM_KEYWORDS
 from host.spec.templates import is_template
+from host.spec.yaml import Locs, YPath
 
 __all__ = ["asks_for_secret", "check_forms"]
 

@@ -14,7 +14,7 @@ from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
 from host.spec.handlers import Handler, HandlerIndex, HandlerProblem, Param, signature_problem
 from host.spec.model import Act, Read
-from host.spec.rules import error
+from host.spec.rulebook import error
 from host.spec.rules_templates import unknown
 from host.spec.schema import HANDLER
 from host.spec.scope import Name, Scopes, maybe_fix, maybe_reason

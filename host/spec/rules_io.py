@@ -13,7 +13,7 @@ from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
 from host.spec.param_headers import X_MCP_HEADER, find_annotations
 from host.spec.quick import QuickCheck
-from host.spec.rules import did_you_mean, error
+from host.spec.rulebook import did_you_mean, error
 
 __all__ = ["check_io"]
 

@@ -18,8 +18,8 @@ from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped]
 
 from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
-from host.spec.load import YPath
-from host.spec.rules import did_you_mean, error
+from host.spec.rulebook import did_you_mean, error
+from host.spec.yaml import YPath
 
 __all__ = ["check_io_intent"]
 

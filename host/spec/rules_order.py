@@ -10,7 +10,7 @@ from __future__ import annotations
 from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
 from host.spec.model import Act, Ask, Confirm, Pos, Read
-from host.spec.rules import error
+from host.spec.rulebook import error
 
 __all__ = ["check_names", "check_order"]
 

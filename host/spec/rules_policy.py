@@ -17,10 +17,10 @@ from jinja2 import TemplateSyntaxError
 from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
 from host.spec.durations import DURATION_PATTERN, DurationError, format_duration, parse_duration
-from host.spec.load import Document, YPath
 from host.spec.model import REMEMBER_MAX_S, Ask, Confirm
-from host.spec.rules import did_you_mean, error, one_of
+from host.spec.rulebook import did_you_mean, error, one_of
 from host.spec.rules_templates import used_names
+from host.spec.yaml import Document, YPath
 
 __all__ = ["check_durations", "check_policy"]
 

@@ -18,7 +18,7 @@ from jsonschema.exceptions import ValidationError
 from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
 from host.spec.model import Ask, Confirm
-from host.spec.rules import error
+from host.spec.rulebook import error
 from host.spec.templates import is_template
 
 __all__ = ["check_results"]

@@ -12,9 +12,9 @@ from typing import Any
 
 from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
-from host.spec.load import Document, YPath
-from host.spec.rules import error
+from host.spec.rulebook import error
 from host.spec.templates import is_template
+from host.spec.yaml import Document, YPath
 
 __all__ = ["check_server_text", "check_tool_text"]
 
