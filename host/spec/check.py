@@ -21,18 +21,7 @@ from host.spec.handlers import HandlerIndex
 from host.spec.model import FALLBACK_TOOL, Ask, Confirm, Pos, Project, Server, Tool
 from host.spec.paths import default_handlers_dir
 from host.spec.rulebook import error, warning
-from host.spec.rules_advice import check_advice
-from host.spec.rules_examples import check_examples
-from host.spec.rules_forms import check_forms
-from host.spec.rules_handlers import check_handlers
-from host.spec.rules_io import check_io
-from host.spec.rules_io_intent import check_io_intent
-from host.spec.rules_order import check_names, check_order
-from host.spec.rules_policy import check_durations, check_policy
-from host.spec.rules_results import check_results
-from host.spec.rules_schema import check_shape
-from host.spec.rules_templates import check_templates
-from host.spec.rules_text import check_server_text, check_tool_text
+from host.spec.rules import DOCUMENT_RULES, SERVER_RULES, TOOL_RULES, ToolFacts, check_shape
 from host.spec.scope import scopes
 from host.spec.yaml import Document, Locs, load_file, spec_files
 
@@ -110,11 +99,11 @@ def _check(
         for doc in documents:
             shape, buildable = check_shape(doc)
             found.extend(shape)
-            found.extend(check_durations(doc))
+            found.extend(d for rule in DOCUMENT_RULES for d in rule(doc))
             kind = doc.data.get("kind") if isinstance(doc.data, dict) else None
             if kind == "server":
                 servers.append((doc, build_server(doc) if buildable else None))
-                found.extend(check_server_text(doc))
+                found.extend(d for rule in SERVER_RULES for d in rule(doc))
             elif kind == "tool":
                 found.extend(_duplicate_tool(doc, names))
                 if buildable:
@@ -185,21 +174,8 @@ def _scopes_at(locs: Locs, data: Any) -> Pos | None:
 
 
 def _check_tool(doc: ToolDoc, index: HandlerIndex) -> list[Diagnostic]:
-    names_in_scope = scopes(doc.tool, doc.locs)
-    return [
-        *check_io(doc),
-        *check_io_intent(doc),
-        *check_results(doc),
-        *check_policy(doc),
-        *check_order(doc),
-        *check_names(doc),
-        *check_forms(doc),
-        *check_templates(doc, names_in_scope),
-        *check_handlers(doc, names_in_scope, index),
-        *check_examples(doc),
-        *check_tool_text(doc),
-        *check_advice(doc),
-    ]
+    facts = ToolFacts(doc, scopes(doc.tool, doc.locs), index)
+    return [d for rule in TOOL_RULES for d in rule(facts)]
 
 
 def _duplicate_tool(doc: Document, names: dict[str, Pos]) -> list[Diagnostic]:

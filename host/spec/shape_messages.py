@@ -1,6 +1,6 @@
 """What the schema pass says about each kind of mistake: the words, and the fix they suggest.
 
-:mod:`host.spec.rules_schema` maps each ``jsonschema`` error to a rule and a place; the sentences
+:mod:`host.spec.rules.shape` maps each ``jsonschema`` error to a rule and a place; the sentences
 live here, by the kind of mistake (an unknown key, a wrong type, a name, a duration, a scope).
 """
 
