@@ -13,6 +13,15 @@ from host.spec.rules.io import check_io
 from host.spec.rules.io_intent import check_io_intent
 from host.spec.rules.order import check_names, check_order
 from host.spec.rules.policy import check_durations, check_policy
+from host.spec.rules.project import (
+    CheckedTool,
+    duplicate_servers,
+    duplicate_tool,
+    elicitation,
+    no_tools,
+    scopes_at,
+    unprotected,
+)
 from host.spec.rules.results import check_results
 from host.spec.rules.shape import check_shape
 from host.spec.rules.templates import check_templates
@@ -22,14 +31,22 @@ __all__ = [
     "DOCUMENT_RULES",
     "SERVER_RULES",
     "TOOL_RULES",
+    "CheckedTool",
     "DocumentRule",
     "ToolFacts",
     "ToolRule",
     "check_shape",
+    "duplicate_servers",
+    "duplicate_tool",
+    "elicitation",
+    "no_tools",
+    "scopes_at",
+    "unprotected",
 ]
 
 # NOTE: check_shape comes first and stands apart: it also says whether a document can be built
-# into the model at all, and only documents that can are given to the rules below.
+# into the model at all, and only documents that can are given to the tool rules below. The
+# project's rules (rules/project.py) come last, when every document has been seen.
 
 DOCUMENT_RULES: tuple[DocumentRule, ...] = (check_durations,)
 """Rules for every document, whatever its kind."""
