@@ -54,7 +54,7 @@ if str(ROOT) not in sys.path:
 
 from bench.crowd import Crowd, latencies, median, percentile  # noqa: E402
 from bench.servers import free_port  # noqa: E402
-from host.web.serve import ServeOptions, gunicorn_argv, worker_env  # noqa: E402
+from host.serve.start import ServeOptions, gunicorn_argv, worker_env  # noqa: E402
 
 #: Each model: ``host serve`` options, or None for plain gunicorn with gevent workers.
 MODELS: dict[str, list[str] | None] = {

@@ -135,6 +135,27 @@ def test_the_kit_refuses_a_confirm_that_does_not_remember(mcp: McpClient) -> Non
         mcp.approvals.grant("nope", "send", key="x")
 
 
+def test_another_client_of_the_kit_reaches_the_same_approvals_and_audit(mcp: McpClient) -> None:
+    alice = mcp.client(principal="alice")
+    alice.approvals.grant("restart_service", "restart", key="api/staging", principal="alice")
+
+    assert alice.tools.call("restart_service", {"service": "api"}).asked == []
+    assert [a.principal for a in mcp.approvals.list()] == ["alice"]
+    assert alice.audit.last().principal == "alice"
+
+
+def test_a_client_of_no_kit_cannot_reach_a_store() -> None:
+    import falcon
+
+    from host.testing import WsgiTransport
+
+    bare = McpClient(WsgiTransport(falcon.App()))
+    with pytest.raises(RuntimeError, match="only the test kit's client can reach"):
+        bare.client(capabilities={}).approvals  # noqa: B018
+    with pytest.raises(RuntimeError, match="only the test kit's client can read"):
+        bare.audit  # noqa: B018
+
+
 def readme_section(title: str) -> str:
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     start = readme.index(f"\n### {title}\n")

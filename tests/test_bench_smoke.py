@@ -141,7 +141,7 @@ def test_answers_tick_every_box_and_take_the_first_choice() -> None:
 
 def test_the_bench_runs_gunicorn_as_host_serve_does() -> None:
     from bench.servers import GUNICORN_THREADS
-    from host.web.serve import ServeOptions
+    from host.serve.start import ServeOptions
 
     # NOTE: the figures are only the product's if the bench serves it the way it ships.
     assert ServeOptions().threads == GUNICORN_THREADS

@@ -14,8 +14,8 @@ from servers import ROOT
 
 from host.machine.timing import Runner
 from host.protocol.legacy.sessions import LegacyOptions
+from host.serve.start import ServeOptions, gunicorn_argv
 from host.store.base import DEFAULT_LEASE_S
-from host.web.serve import ServeOptions, gunicorn_argv
 
 README = (ROOT / "README.md").read_text()
 

@@ -21,7 +21,7 @@ import pytest
 from servers import Server, call, clean_env, connections_on_two_workers, host_serve
 
 from host.assembly import ensure_secret
-from host.web.serve import ServeOptions, gunicorn_argv, worker_env
+from host.serve.start import ServeOptions, gunicorn_argv, worker_env
 
 ROOT = Path(__file__).resolve().parent.parent
 

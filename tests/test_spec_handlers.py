@@ -9,9 +9,9 @@ import pytest
 from host.spec import check_project
 from host.spec.build import build_tool
 from host.spec.handlers import HandlerIndex, HandlerProblem, Param
-from host.spec.load import load_text
-from host.spec.rules_forms import asks_for_secret
+from host.spec.rules.forms import asks_for_secret
 from host.spec.scope import fills, scopes
+from host.spec.yaml import load_text
 
 FX = Path(__file__).parent / "fixtures" / "handlers"
 

@@ -10,8 +10,8 @@ import pytest
 
 from host.errors import SpecError
 from host.spec import check_project, load_project
-from host.spec.load import load_text
 from host.spec.model import Act, Ask, Confirm, Pos, Read, Server, Timeouts
+from host.spec.yaml import load_text
 
 ROOT = Path(__file__).parent.parent
 GOOD = ROOT / "tests" / "fixtures" / "good"
@@ -291,7 +291,7 @@ def test_scalars_resolve_as_ruamel_itself_resolves_them(text: str, pure: bool) -
     """Our resolver (one that raises nothing per scalar) tags every scalar as ruamel's own does."""
     from ruamel.yaml import YAML
 
-    from host.spec.load import _compose_all
+    from host.spec.yaml.load import _compose_all
 
     def tags(node: Any) -> Any:
         if isinstance(node.value, list):

@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 from jsonschema import Draft7Validator, Draft202012Validator
 
-from host.spec.load import load_paths
 from host.spec.quick import QuickCheck
-from host.spec.rules_io import _quick_meta
+from host.spec.rules.io import _quick_meta
 from host.spec.schema import flat_schema
+from host.spec.yaml import load_paths
 
 ROOT = Path(__file__).parent.parent
 DOCS = [

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from jsonschema import Draft7Validator
 
-from host.spec.load import load_paths
-from host.spec.rules import RULES
+from host.spec.rulebook import RULES
 from host.spec.schema import FORM_COMMON, FORM_KEYWORDS, SCHEMA_PATH, build_schema, render
+from host.spec.yaml import load_paths
 
 ROOT = Path(__file__).parent.parent
 

@@ -17,7 +17,7 @@ import pytest
 from host.spec.check import check_project
 from host.spec.diagnostics import Diagnostic
 from host.spec.report import format_diagnostics
-from host.spec.rules import RULES
+from host.spec.rulebook import RULES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BROKEN = sorted((FIXTURES / "broken").glob("*.yaml"))

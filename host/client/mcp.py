@@ -14,11 +14,10 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Self
 
 from host.client.answers import Answerer, Answers, Elicitation, UnansweredQuestion
 from host.client.match import shown
-from host.client.records import ApprovalsKit, AuditKit
 from host.client.results import CallResult, ProtocolViolation, ToolList
 from host.client.wire import (
     CLIENT_INFO,
@@ -152,8 +151,6 @@ class McpClient:
         max_rounds: Rounds of questions a call may take before the test fails.
         issue: Mints a bearer token for a principal and scopes, where the server is one this
             process vouches for (the test kit's); :meth:`client` calls it.
-        approvals: The server's remembered approvals (the test kit's; see :attr:`approvals`).
-        audit: The server's audit trail (the test kit's; see :attr:`audit`).
 
     Attributes:
         questions: Every question asked through this client, in order.
@@ -171,13 +168,9 @@ class McpClient:
         client_info: Mapping[str, Any] | None = None,
         max_rounds: int = 10,
         issue: Callable[[str, Sequence[str]], str] | None = None,
-        approvals: ApprovalsKit | None = None,
-        audit: AuditKit | None = None,
     ) -> None:
         self.transport = transport
         self.issue = issue
-        self._approvals = approvals
-        self._audit = audit
         self.path = path
         self.protocol = protocol
         self.capabilities = dict(DEFAULT_CAPABILITIES if capabilities is None else capabilities)
@@ -188,28 +181,6 @@ class McpClient:
         self.raw = Raw(self)
         self._answers: Answerer | None = None
         self._ids = itertools.count(1)
-
-    @property
-    def approvals(self) -> ApprovalsKit:
-        """The server's remembered approvals: ``grant``, ``list``, ``revoke``.
-
-        Raises:
-            RuntimeError: This client is not the test kit's (a remote host's store is not here).
-        """
-        if self._approvals is None:
-            raise RuntimeError("only the test kit's client can reach the server's approvals")
-        return self._approvals
-
-    @property
-    def audit(self) -> AuditKit:
-        """The server's audit trail: ``records``, ``last``.
-
-        Raises:
-            RuntimeError: This client is not the test kit's (a remote host's store is not here).
-        """
-        if self._audit is None:
-            raise RuntimeError("only the test kit's client can read the server's audit trail")
-        return self._audit
 
     def on_elicitation(self, answers: Answers | None) -> None:
         """Answer questions this way from now on (None: questions fail the test again).
@@ -230,7 +201,7 @@ class McpClient:
         principal: str | None = None,
         scopes: Sequence[str] = (),
         token: str | None = None,
-    ) -> McpClient:
+    ) -> Self:
         """Another client of the same server, with its own revision, capabilities and answers.
 
         Args:
@@ -249,16 +220,17 @@ class McpClient:
             transport = transport.with_token(self.issue(principal, scopes))
         elif token is not None:
             transport = transport.with_token(token or None)
-        return McpClient(
+        return self._sibling(
             transport,
-            path=self.path,
             protocol=self.protocol if protocol is None else protocol,
             capabilities=self.capabilities if capabilities is None else capabilities,
             client_info=self.client_info if client_info is None else client_info,
-            max_rounds=self.max_rounds,
-            issue=self.issue,
-            approvals=self._approvals,
-            audit=self._audit,
+        )
+
+    def _sibling(self, transport: Transport, **options: Any) -> Self:
+        """A new client of the same server, of this client's class (see :meth:`client`)."""
+        return type(self)(
+            transport, path=self.path, max_rounds=self.max_rounds, issue=self.issue, **options
         )
 
     @property

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from host.commands.options import add_handlers, add_specs, handlers_dir, specs_dir
-from host.web.serve import ServeOptions, serve
+from host.serve import ServeOptions, serve
 
 __all__ = ["HELP", "configure", "run"]
 

@@ -14,8 +14,8 @@ from host.auth import AuthSettings
 from host.commands.options import add_handlers, handlers_dir, specs_dir
 from host.errors import HostError
 from host.spec.check import CheckResult, check_project
-from host.spec.load import spec_files
 from host.spec.report import format_diagnostics
+from host.spec.yaml import spec_files
 
 __all__ = ["HELP", "configure", "run", "summary_line"]
 

@@ -1,7 +1,7 @@
 """Build the typed model from documents that passed the schema pass.
 
 The builder trusts the shape (the schema pass checked it) and only translates: positions from the
-document's :class:`~host.spec.load.Locs`, implied defaults (``type: object``) made explicit.
+document's :class:`~host.spec.yaml.Locs`, implied defaults (``type: object``) made explicit.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from host.spec.durations import DurationError, parse_duration
-from host.spec.load import Document, Locs
 from host.spec.model import (
     Act,
     Ask,
@@ -25,6 +24,7 @@ from host.spec.model import (
     Timeouts,
     Tool,
 )
+from host.spec.yaml import Document, Locs
 
 __all__ = ["ToolDoc", "build_server", "build_tool", "seconds"]
 

@@ -12,30 +12,29 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from host.errors import SpecError
 from host.spec.build import ToolDoc, build_server, build_tool
 from host.spec.diagnostics import Diagnostic
 from host.spec.handlers import HandlerIndex
-from host.spec.load import Document, load_file, spec_files
-from host.spec.locs import Locs
-from host.spec.model import FALLBACK_TOOL, Ask, Confirm, Pos, Project, Server, Tool
+from host.spec.model import Pos, Project, Server
 from host.spec.paths import default_handlers_dir
-from host.spec.rules import error, warning
-from host.spec.rules_advice import check_advice
-from host.spec.rules_examples import check_examples
-from host.spec.rules_forms import check_forms
-from host.spec.rules_handlers import check_handlers
-from host.spec.rules_io import check_io
-from host.spec.rules_io_intent import check_io_intent
-from host.spec.rules_order import check_names, check_order
-from host.spec.rules_policy import check_durations, check_policy
-from host.spec.rules_results import check_results
-from host.spec.rules_schema import check_shape
-from host.spec.rules_templates import check_templates
-from host.spec.rules_text import check_server_text, check_tool_text
+from host.spec.rules import (
+    DOCUMENT_RULES,
+    SERVER_RULES,
+    TOOL_RULES,
+    CheckedTool,
+    ToolFacts,
+    check_shape,
+    duplicate_servers,
+    duplicate_tool,
+    elicitation,
+    no_tools,
+    scopes_at,
+    unprotected,
+)
 from host.spec.scope import scopes
+from host.spec.yaml import Document, load_file, spec_files
 
 __all__ = ["CheckResult", "check_project", "default_handlers_dir", "load_project"]
 
@@ -100,7 +99,7 @@ def _check(
 ) -> CheckResult:
     """Every check of ``files``, the project-wide ones last (see :func:`check_project`)."""
     servers: list[tuple[Document, Server | None]] = []
-    tools: list[_Checked] = []
+    tools: list[CheckedTool] = []
     names: dict[str, Pos] = {}
     # NOTE: file by file, each tool checked as soon as it is built: only the model (and where its
     # scopes are written) outlives its document, so a large spec directory is never all in memory
@@ -111,31 +110,27 @@ def _check(
         for doc in documents:
             shape, buildable = check_shape(doc)
             found.extend(shape)
-            found.extend(check_durations(doc))
+            found.extend(d for rule in DOCUMENT_RULES for d in rule(doc))
             kind = doc.data.get("kind") if isinstance(doc.data, dict) else None
             if kind == "server":
                 servers.append((doc, build_server(doc) if buildable else None))
-                found.extend(check_server_text(doc))
+                found.extend(d for rule in SERVER_RULES for d in rule(doc))
             elif kind == "tool":
-                found.extend(_duplicate_tool(doc, names))
+                found.extend(duplicate_tool(doc, names))
                 if buildable:
                     tool_doc = build_tool(doc)
                     found.extend(_check_tool(tool_doc, index))
-                    tools.append(_Checked(tool_doc.tool, _scopes_at(tool_doc.locs, tool_doc.data)))
-    server, known = _server(servers, found)
+                    tools.append(
+                        CheckedTool(tool_doc.tool, scopes_at(tool_doc.locs, tool_doc.data))
+                    )
+    found.extend(duplicate_servers(servers))
+    server, known = _server(servers)
     if known:
-        found.extend(_elicitation(tools, server, servers))
+        found.extend(elicitation(tools, server, servers))
     if auth is False:
-        found.extend(_unprotected(tools, servers))
+        found.extend(unprotected(tools, servers))
     if not tools and not any(d.severity == "error" for d in found):
-        where = Pos(str(first), 0, 0)
-        found.append(
-            warning(
-                where,
-                "no-tools",
-                f"no kind: tool document in {first}: add a tool, or point at the right directory",
-            )
-        )
+        found.append(no_tools(first))
     diagnostics = sorted(set(found))
     if any(d.severity == "error" for d in diagnostics):
         return CheckResult(None, diagnostics)
@@ -173,136 +168,14 @@ def load_project(specs_dir: Path | str, handlers_dir: Path | str | None = None) 
     return result.project
 
 
-@dataclass(frozen=True)
-class _Checked:
-    """A checked tool, and where its ``scopes:`` are written (None when it has none)."""
-
-    tool: Tool
-    scopes_at: Pos | None
-
-
-def _scopes_at(locs: Locs, data: Any) -> Pos | None:
-    return locs.key(("scopes",)) if isinstance(data, dict) and data.get("scopes") else None
-
-
 def _check_tool(doc: ToolDoc, index: HandlerIndex) -> list[Diagnostic]:
-    names_in_scope = scopes(doc.tool, doc.locs)
-    return [
-        *check_io(doc),
-        *check_io_intent(doc),
-        *check_results(doc),
-        *check_policy(doc),
-        *check_order(doc),
-        *check_names(doc),
-        *check_forms(doc),
-        *check_templates(doc, names_in_scope),
-        *check_handlers(doc, names_in_scope, index),
-        *check_examples(doc),
-        *check_tool_text(doc),
-        *check_advice(doc),
-    ]
+    facts = ToolFacts(doc, scopes(doc.tool, doc.locs), index)
+    return [d for rule in TOOL_RULES for d in rule(facts)]
 
 
-def _duplicate_tool(doc: Document, names: dict[str, Pos]) -> list[Diagnostic]:
-    name = doc.data.get("name")
-    if not isinstance(name, str):
-        return []
-    pos = doc.locs.value(("name",))
-    if name == FALLBACK_TOOL:
-        return [
-            error(
-                pos,
-                "tool-name",
-                f"'{name}' is the host's own fallback tool for clients that cannot show forms; "
-                "give this tool another name",
-            )
-        ]
-    first = names.setdefault(name, pos)
-    if first == pos:
-        return []
-    return [
-        error(
-            pos, "duplicate-tool", f"another tool is already called '{name}' ({first}); rename one"
-        ),
-        error(first, "duplicate-tool", f"another tool is also called '{name}' ({pos}); rename one"),
-    ]
-
-
-def _server(
-    servers: list[tuple[Document, Server | None]], found: list[Diagnostic]
-) -> tuple[Server, bool]:
+def _server(servers: list[tuple[Document, Server | None]]) -> tuple[Server, bool]:
     """The project's server and whether it is known well enough to judge elicitation."""
-    for doc, _ in servers[1:]:
-        first = servers[0][0].locs.value(())
-        found.append(
-            error(
-                doc.locs.value(()),
-                "duplicate-server",
-                f"a second kind: server document (the first is {first}); keep one",
-            )
-        )
     if not servers:
         return Server(), True
     built = servers[0][1]
     return (built, True) if built is not None else (Server(), False)
-
-
-def _unprotected(tools: list[_Checked], servers: list[tuple[Document, Any]]) -> list[Diagnostic]:
-    """Every ``scopes:`` written where no caller can hold a scope."""
-    places = [_scopes_at(doc.locs, doc.data) for doc, _ in servers] + [t.scopes_at for t in tools]
-    return [
-        warning(
-            where,
-            "scopes-unprotected",
-            "scopes protect nothing without auth settings: set HOST_AUTH_ISSUER and "
-            "HOST_AUTH_AUDIENCE, or HOST_AUTH_TOKENS, where the host runs; host serve refuses "
-            "to start without them",
-        )
-        for where in places
-        if where is not None
-    ]
-
-
-def _elicitation(
-    tools: list[_Checked], server: Server, servers: list[tuple[Document, Any]]
-) -> list[Diagnostic]:
-    """Tools that ask while elicitation is off: an error, or a warning for the kill switch."""
-    if server.elicitation_enabled:
-        return []
-    asking = [
-        (doc, question)
-        for doc in tools
-        if (question := next((s for s in doc.tool.steps if isinstance(s, Ask | Confirm)), None))
-    ]
-    if not asking:
-        return []
-    if server.elicitation_switched_off:
-        # NOTE: `enabled: false` written out is a deliberate switch (an incident, a rollout),
-        # not a forgotten line: serving goes on and asking calls get ELICITATION_DISABLED.
-        names = [doc.tool.name for doc, _ in asking]
-        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-        return [
-            warning(
-                servers[0][0].locs.value(("elicitation", "enabled")),
-                "elicitation-off",
-                f"elicitation is switched off (enabled: false): every call of {shown} that needs "
-                "to ask the user gets ELICITATION_DISABLED; set enabled: true to let them ask",
-            )
-        ]
-    found = []
-    for doc, question in asking:
-        kind = "ask" if isinstance(question, Ask) else "confirm"
-        if servers:
-            where = servers[0][0].file
-            fix = f"set `elicitation: {{enabled: true}}` in the kind: server document ({where})"
-        else:
-            fix = "add a kind: server document with `elicitation: {enabled: true}` to the specs"
-        found.append(
-            error(
-                question.pos,
-                "elicitation-disabled",
-                f"'{doc.tool.name}' asks the user ({kind} '{question.name}') but elicitation is "
-                f"not enabled, so every call would fail; {fix}",
-            )
-        )
-    return found

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from host.errors import HandlerProblem
 from host.spec.model import Pos
-from host.spec.rules import did_you_mean
+from host.spec.rulebook import did_you_mean
 
 __all__ = [
     "Handler",

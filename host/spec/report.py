@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from host.spec.diagnostics import Diagnostic
-from host.spec.rules import RULES
+from host.spec.rulebook import RULES
 
 __all__ = ["Format", "format_diagnostics"]
 

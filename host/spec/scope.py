@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from host.spec.load import Locs
 from host.spec.model import Ask, Confirm, Pos, Read, Tool
+from host.spec.yaml import Locs
 
 __all__ = ["Name", "Scopes", "fills", "maybe_fix", "maybe_reason", "scopes"]
 

@@ -1,6 +1,6 @@
 """What the schema pass says about each kind of mistake: the words, and the fix they suggest.
 
-:mod:`host.spec.rules_schema` maps each ``jsonschema`` error to a rule and a place; the sentences
+:mod:`host.spec.rules.shape` maps each ``jsonschema`` error to a rule and a place; the sentences
 live here, by the kind of mistake (an unknown key, a wrong type, a name, a duration, a scope).
 """
 
@@ -13,12 +13,12 @@ from jsonschema.exceptions import ValidationError
 
 from host.spec.diagnostics import Diagnostic
 from host.spec.durations import DurationError, parse_duration
-from host.spec.load import Document, YPath
 from host.spec.model import STEP_KINDS
 from host.spec.naming import describe_characters, plain_name, tool_name
-from host.spec.rules import did_you_mean, error, one_of
+from host.spec.rulebook import did_you_mean, error, one_of
 from host.spec.schema import FORM_COMMON, FORM_KEYWORDS, FORM_TYPES
-from host.spec.yaml_hints import quoted
+from host.spec.yaml import Document, YPath
+from host.spec.yaml.hints import quoted
 
 __all__ = [
     "bad_choice",

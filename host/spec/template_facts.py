@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from jinja2 import TemplateSyntaxError, nodes
 
-from host.spec.rules import did_you_mean
+from host.spec.rulebook import did_you_mean
 from host.spec.templates import ENV, parsed
 
 __all__ = ["guarded_names", "jinja_hint", "unknown_callables"]

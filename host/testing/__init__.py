@@ -6,11 +6,11 @@ app serving your specs. Outside pytest, :func:`serve` gives the same client.
 
 from host.client.answers import Answers, Elicitation, UnansweredQuestion
 from host.client.match import like
-from host.client.mcp import McpClient
-from host.client.records import ApprovalsKit, AuditKit
 from host.client.results import CallResult, ProtocolViolation, ToolList
 from host.client.wire import RawResponse, RpcError, WsgiTransport
+from host.testing.client import McpClient
 from host.testing.harness import serve
+from host.testing.records import ApprovalsKit, AuditKit
 
 __all__ = [
     "Answers",

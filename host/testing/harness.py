@@ -16,11 +16,11 @@ from pathlib import Path
 
 from host.assembly import assemble
 from host.auth import ANONYMOUS, Issued
-from host.client.mcp import McpClient
-from host.client.records import ApprovalsKit, AuditKit
 from host.client.wire import WsgiTransport
 from host.settings import Settings
 from host.spec.model import Project
+from host.testing.client import McpClient
+from host.testing.records import ApprovalsKit, AuditKit
 
 __all__ = ["TEST_SECRET", "load", "patched_env", "serve"]
 

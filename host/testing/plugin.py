@@ -2,7 +2,7 @@
 
 Installed with the package (entry point ``pytest11: host``), so a project that installs host gets:
 
-- ``mcp``: a :class:`~host.client.mcp.McpClient` of the real WSGI app serving the spec
+- ``mcp``: a :class:`~host.testing.client.McpClient` of the real WSGI app serving the spec
   directory, in-process, with a fresh data directory per test (``$HOST_DATA_DIR``); its
   ``mcp.approvals`` and ``mcp.audit`` reach the app's store (remembered approvals, the audit trail);
 - ``host_specs`` / ``host_handlers`` / ``host_data_dir`` / ``host_env``: the pieces ``mcp`` is
@@ -28,10 +28,10 @@ from typing import Any
 import pytest
 
 from host.client.match import Like, differences
-from host.client.mcp import McpClient
 from host.errors import HostError, SpecError
 from host.spec.model import Project
 from host.spec.paths import default_handlers_dir
+from host.testing.client import McpClient
 from host.testing.examples import Case, run_example
 from host.testing.harness import expand, load, serve
 from host.testing.runner import cases, describe_spec_error

@@ -7,7 +7,7 @@ worker then fails. ``host serve`` sets one for its workers.
 Each worker loads the specs itself when it starts, so under plain gunicorn a reload (SIGHUP)
 starts workers that read the files as they are then: specs with errors stop those workers, and
 gunicorn then stops the server. ``host serve`` checks the specs in its master first instead
-(:mod:`host.web.server`). Specs or settings that cannot be served stop the worker with what is
+(:mod:`host.serve.master`). Specs or settings that cannot be served stop the worker with what is
 wrong, not a traceback.
 """
 

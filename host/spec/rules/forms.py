@@ -10,13 +10,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
-from host.spec.load import Locs, YPath
 from host.spec.model import Ask, FormField
-from host.spec.rules import error, one_of
+from host.spec.rulebook import error, one_of
+from host.spec.rules.facts import ToolFacts
 from host.spec.schema import FORM_COMMON, FORM_KEYWORDS
 from host.spec.templates import is_template
+from host.spec.yaml import Locs, YPath
 
 __all__ = ["asks_for_secret", "check_forms"]
 
@@ -51,8 +51,9 @@ def asks_for_secret(*texts: str | None) -> str | None:
     return None
 
 
-def check_forms(doc: ToolDoc) -> list[Diagnostic]:
+def check_forms(facts: ToolFacts) -> list[Diagnostic]:
     """``form-keyword``, ``form-secret`` and ``form-fill`` for every ask's fields."""
+    doc = facts.doc
     found: list[Diagnostic] = []
     inputs = doc.tool.input.get("properties")
     input_names = set(inputs) if isinstance(inputs, dict) else set()

@@ -13,7 +13,8 @@ from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
 from host.spec.param_headers import X_MCP_HEADER, find_annotations
 from host.spec.quick import QuickCheck
-from host.spec.rules import did_you_mean, error
+from host.spec.rulebook import did_you_mean, error
+from host.spec.rules.facts import ToolFacts
 
 __all__ = ["check_io"]
 
@@ -57,8 +58,9 @@ def _local(node: Any) -> Any:
     return node
 
 
-def check_io(doc: ToolDoc) -> list[Diagnostic]:
+def check_io(facts: ToolFacts) -> list[Diagnostic]:
     """``json-schema``, ``schema-type``, ``content-output``, and ``mcp-header`` for ``input``."""
+    doc = facts.doc
     found: list[Diagnostic] = _content_output(doc) + _headers(doc)
     for key in ("input", "output"):
         written = doc.data.get(key)

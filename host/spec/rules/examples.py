@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
 from host.spec.model import Ask, Confirm
-from host.spec.rules import did_you_mean, error, one_of
+from host.spec.rulebook import did_you_mean, error, one_of
+from host.spec.rules.facts import ToolFacts
 
 __all__ = ["check_examples"]
 
 
-def check_examples(doc: ToolDoc) -> list[Diagnostic]:
+def check_examples(facts: ToolFacts) -> list[Diagnostic]:
     """``example`` diagnostics for every entry of the tool's ``examples:``."""
+    doc = facts.doc
     tool, locs = doc.tool, doc.locs
     questions = [s.name for s in tool.steps if isinstance(s, Ask | Confirm)]
     listed = one_of(questions) if questions else "none (the tool asks nothing)"

@@ -7,10 +7,10 @@ act's handler.
 
 from __future__ import annotations
 
-from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
 from host.spec.model import Act, Ask, Confirm, Pos, Read
-from host.spec.rules import error
+from host.spec.rulebook import error
+from host.spec.rules.facts import ToolFacts
 
 __all__ = ["check_names", "check_order"]
 
@@ -19,8 +19,9 @@ def _kind(step: object) -> str:
     return type(step).__name__.lower()
 
 
-def check_order(doc: ToolDoc) -> list[Diagnostic]:
+def check_order(facts: ToolFacts) -> list[Diagnostic]:
     """``act-count``, ``order`` and ``read-side-effect``."""
+    doc = facts.doc
     tool, locs = doc.tool, doc.locs
     found: list[Diagnostic] = []
     acts = [(i, s) for i, s in enumerate(tool.steps) if isinstance(s, Act)]
@@ -78,8 +79,9 @@ def check_order(doc: ToolDoc) -> list[Diagnostic]:
     return found
 
 
-def check_names(doc: ToolDoc) -> list[Diagnostic]:
+def check_names(facts: ToolFacts) -> list[Diagnostic]:
     """``duplicate-step`` and ``name-clash``: every name in a tool means one thing."""
+    doc = facts.doc
     tool, locs = doc.tool, doc.locs
     found: list[Diagnostic] = []
     inputs: dict[str, Pos] = {}

@@ -10,19 +10,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
-from host.spec.load import Document, YPath
-from host.spec.rules import error
+from host.spec.rulebook import error
+from host.spec.rules.facts import ToolFacts
 from host.spec.templates import is_template
+from host.spec.yaml import Document, YPath
 
 __all__ = ["check_server_text", "check_tool_text"]
 
 _TEMPLATES = "message:, missing:, form options written as text, and results"
 
 
-def check_tool_text(doc: ToolDoc) -> list[Diagnostic]:
+def check_tool_text(facts: ToolFacts) -> list[Diagnostic]:
     """``template-unrendered`` for the plain texts of a tool."""
+    doc = facts.doc
     return [
         _unrendered(doc.locs.value(path), path, text)
         for path, text in _tool_texts(doc.data)

@@ -7,14 +7,16 @@ from jinja2 import TemplateSyntaxError
 from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
 from host.spec.model import Ask, Confirm
-from host.spec.rules import warning
-from host.spec.rules_templates import template_sites, used_names
+from host.spec.rulebook import warning
+from host.spec.rules.facts import ToolFacts
+from host.spec.rules.templates import template_sites, used_names
 
 __all__ = ["check_advice"]
 
 
-def check_advice(doc: ToolDoc) -> list[Diagnostic]:
+def check_advice(facts: ToolFacts) -> list[Diagnostic]:
     """``no-confirm`` and ``merge-questions``."""
+    doc = facts.doc
     return [*_no_confirm(doc), *_merge_questions(doc)]
 
 

@@ -17,12 +17,13 @@ from jinja2 import TemplateSyntaxError
 
 from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
-from host.spec.load import YPath
 from host.spec.model import Ask, Confirm, Read
-from host.spec.rules import did_you_mean, error, one_of
+from host.spec.rulebook import did_you_mean, error, one_of
+from host.spec.rules.facts import ToolFacts
 from host.spec.scope import Name, Scopes, maybe_fix, maybe_reason
 from host.spec.template_facts import guarded_names, jinja_hint, unknown_callables
 from host.spec.templates import ENV, is_template, names, result_names
+from host.spec.yaml import YPath
 
 __all__ = ["check_templates", "template_sites", "used_names"]
 
@@ -90,8 +91,9 @@ def used_names(source: str, *, expression: bool = False, result: bool = False) -
     return frozenset(names(source, expression=expression))
 
 
-def check_templates(doc: ToolDoc, scopes: Scopes) -> list[Diagnostic]:
+def check_templates(facts: ToolFacts) -> list[Diagnostic]:
     """``template-syntax``, ``template-name`` and ``template-optional`` for every template."""
+    doc, scopes = facts.doc, facts.scopes
     found: list[Diagnostic] = []
     locs = doc.locs
     for index, path, source, expression, own in template_sites(doc):

@@ -1,14 +1,14 @@
 """gunicorn inside ``host serve``: a master that checks the specs before any worker serves them.
 
 :class:`HostServer` is a gunicorn application whose master holds the last good load of the specs
-(:class:`host.web.reload.Specs`). Workers are forked from the master and serve that load; they
+(:class:`host.serve.reload.Specs`). Workers are forked from the master and serve that load; they
 never read the spec files themselves. On SIGHUP (``kill -HUP <master pid>``, or a file change when
 watching) the master loads the files again first: only if they are good does gunicorn start new
 workers with them and stop the old ones gracefully (their open requests finish); if not, the
 diagnostics go to the log and nothing else happens, so the running workers keep serving.
 
 Each worker checks, before it opens the store, that the SQLite store's file is still the one the
-master started with (:mod:`host.web.storefile`); if not, it refuses to start and the host stops.
+master started with (:mod:`host.serve.storefile`); if not, it refuses to start and the host stops.
 
 The master also keeps the metrics' multiprocess folder: a dead worker's files are marked there
 (gunicorn's ``child_exit``), and the folder goes when the master stops.
@@ -29,10 +29,10 @@ import falcon
 from gunicorn.app.base import BaseApplication
 from gunicorn.arbiter import Arbiter
 
+from host.serve.reload import Specs
+from host.serve.storefile import StoreFile
 from host.settings import Settings
 from host.web.boot import BOOT_ERROR, load_app
-from host.web.reload import Specs
-from host.web.storefile import StoreFile
 
 __all__ = ["HostServer"]
 

@@ -18,7 +18,8 @@ from jsonschema.exceptions import ValidationError
 from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
 from host.spec.model import Ask, Confirm
-from host.spec.rules import error
+from host.spec.rulebook import error
+from host.spec.rules.facts import ToolFacts
 from host.spec.templates import is_template
 
 __all__ = ["check_results"]
@@ -33,8 +34,9 @@ class _Unknown:
 _UNKNOWN = _Unknown()
 
 
-def check_results(doc: ToolDoc) -> list[Diagnostic]:
+def check_results(facts: ToolFacts) -> list[Diagnostic]:
     """``result-output`` for every declined, cancelled and unticked result of the tool."""
+    doc = facts.doc
     tool = doc.tool
     if tool.output is None:
         return []

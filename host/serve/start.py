@@ -3,7 +3,7 @@
 Everything a worker needs travels in environment variables (``HOST_SPECS``, ``HOST_SECRET``, ...),
 the same ones a plain ``gunicorn host.web.wsgi:app`` deployment sets, so there is one way to
 configure the app whichever way it is started. What ``host serve`` adds is its master
-(:mod:`host.web.server`): it loads the specs before any worker serves them, on start and on every
+(:mod:`host.serve.master`): it loads the specs before any worker serves them, on start and on every
 reload, and keeps the metrics of every worker in one private folder of the data directory.
 """
 
@@ -21,6 +21,9 @@ from typing import Any
 from host.assembly import ensure_secret
 from host.errors import HostError
 from host.logs import configure_logging
+from host.serve.master import HostServer
+from host.serve.reload import Snapshot, Specs
+from host.serve.storefile import StoreFile
 from host.settings import Settings
 from host.spec.check import check_project
 from host.spec.model import Confirm, Project
@@ -28,9 +31,6 @@ from host.spec.paths import default_handlers_dir
 from host.spec.report import format_diagnostics
 from host.store import open_store, private_dir, require_durable
 from host.web.app import UNPROTECTED
-from host.web.reload import Snapshot, Specs
-from host.web.server import HostServer
-from host.web.storefile import StoreFile
 
 #: Connections a worker accepts beyond its threads: kept-alive ones waiting for their next request.
 CONNECTIONS_OVER_THREADS = 1000

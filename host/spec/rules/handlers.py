@@ -10,20 +10,21 @@ from __future__ import annotations
 
 import re
 
-from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
-from host.spec.handlers import Handler, HandlerIndex, HandlerProblem, Param, signature_problem
+from host.spec.handlers import Handler, HandlerProblem, Param, signature_problem
 from host.spec.model import Act, Read
-from host.spec.rules import error
-from host.spec.rules_templates import unknown
+from host.spec.rulebook import error
+from host.spec.rules.facts import ToolFacts
+from host.spec.rules.templates import unknown
 from host.spec.schema import HANDLER
 from host.spec.scope import Name, Scopes, maybe_fix, maybe_reason
 
 __all__ = ["check_handlers"]
 
 
-def check_handlers(doc: ToolDoc, scopes: Scopes, index: HandlerIndex) -> list[Diagnostic]:
+def check_handlers(facts: ToolFacts) -> list[Diagnostic]:
     """``handler-*`` diagnostics for every read's ``call`` and the act."""
+    doc, scopes, index = facts.doc, facts.scopes, facts.handlers
     found: list[Diagnostic] = []
     for i, step in enumerate(doc.tool.steps):
         if isinstance(step, Read):

@@ -13,10 +13,9 @@ from jsonschema import Draft7Validator
 from jsonschema.exceptions import ValidationError
 
 from host.spec.diagnostics import Diagnostic
-from host.spec.load import Document, YPath
 from host.spec.model import STEP_KINDS
 from host.spec.quick import QuickCheck
-from host.spec.rules import did_you_mean, error
+from host.spec.rulebook import did_you_mean, error
 from host.spec.schema import FORM_COMMON, FORM_KEYWORDS, flat_schema
 from host.spec.shape_messages import (
     bad_choice,
@@ -31,6 +30,7 @@ from host.spec.shape_messages import (
     unknown_key,
     wrong_type_text,
 )
+from host.spec.yaml import Document, YPath
 
 __all__ = ["bad_name", "check_shape", "describe"]
 

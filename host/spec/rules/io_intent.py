@@ -18,8 +18,9 @@ from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped]
 
 from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
-from host.spec.load import YPath
-from host.spec.rules import did_you_mean, error
+from host.spec.rulebook import did_you_mean, error
+from host.spec.rules.facts import ToolFacts
+from host.spec.yaml import YPath
 
 __all__ = ["check_io_intent"]
 
@@ -43,8 +44,9 @@ def _keywords() -> frozenset[str]:
     return frozenset(names)
 
 
-def check_io_intent(doc: ToolDoc) -> list[Diagnostic]:
+def check_io_intent(facts: ToolFacts) -> list[Diagnostic]:
     """Unknown keywords (``json-schema``) and ``required`` names without a property."""
+    doc = facts.doc
     found: list[Diagnostic] = []
     for key in ("input", "output"):
         for path, schema in _schemas(doc.data.get(key), (key,)):

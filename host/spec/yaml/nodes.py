@@ -15,10 +15,10 @@ from typing import Any
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from host.spec.diagnostics import Diagnostic
-from host.spec.locs import Locs, YPath
 from host.spec.model import STEP_KINDS, Pos
-from host.spec.rules import error
-from host.spec.yaml_hints import quoted
+from host.spec.rulebook import error
+from host.spec.yaml.hints import quoted
+from host.spec.yaml.positions import Locs, YPath
 
 __all__ = ["Builder"]
 

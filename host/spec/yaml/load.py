@@ -1,9 +1,10 @@
 """Read spec files into plain data, remembering the file, line and column of every key and value.
 
-ruamel.yaml composes each document into a node graph; :class:`~host.spec.nodes.Builder` converts
-that graph itself (instead of letting ruamel construct objects) so that every value gets a
-:class:`Loc` keyed by its path in the document, duplicate keys are reported at the duplicate
-(naming the first), and one broken document does not hide the problems of the others.
+ruamel.yaml composes each document into a node graph; :class:`~host.spec.yaml.nodes.Builder`
+converts that graph itself (instead of letting ruamel construct objects) so that every value gets
+a :class:`~host.spec.yaml.positions.Loc` keyed by its path in the document, duplicate keys are
+reported at the duplicate (naming the first), and one broken document does not hide the problems
+of the others.
 """
 
 from __future__ import annotations
@@ -23,17 +24,14 @@ from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.tag import Tag
 
 from host.spec.diagnostics import Diagnostic
-from host.spec.locs import Loc, Locs, YPath
 from host.spec.model import Pos
-from host.spec.nodes import Builder
-from host.spec.rules import error
-from host.spec.yaml_hints import syntax_hint, syntax_place
+from host.spec.rulebook import error
+from host.spec.yaml.hints import syntax_hint, syntax_place
+from host.spec.yaml.nodes import Builder
+from host.spec.yaml.positions import Locs
 
 __all__ = [
     "Document",
-    "Loc",
-    "Locs",
-    "YPath",
     "load_file",
     "load_paths",
     "load_text",
