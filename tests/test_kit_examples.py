@@ -1,4 +1,4 @@
-"""``host test``: spec examples run like tests, and the README's testing examples kept honest."""
+"""``host test``: spec examples run like tests, and the testing page's examples kept honest."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from host.cli import main
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = ROOT / "README.md"
+DOCS = ROOT / "docs" / "testing-specs.md"
 
 SERVER = "kind: server\nname: kit\nversion: 0.0.1\nelicitation: {enabled: true}\n"
 
@@ -209,10 +209,10 @@ def test_specs_with_errors_or_a_missing_path_exit_2(
 
 
 def docs_block(language: str, containing: str) -> str:
-    """The fenced block of the README in ``language`` that contains ``containing``."""
+    """The fenced block of the testing page in ``language`` that contains ``containing``."""
     blocks = re.findall(rf"```{language}\n(.*?)```", DOCS.read_text(), flags=re.S)
     found = [block for block in blocks if containing in block]
-    assert len(found) == 1, f"README.md has {len(found)} {language} blocks with {containing!r}"
+    assert len(found) == 1, f"{DOCS.name} has {len(found)} {language} blocks with {containing!r}"
     return found[0]
 
 

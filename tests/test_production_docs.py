@@ -1,4 +1,4 @@
-"""The README's "Running in production" kept true to the code: its command and its figures.
+"""docs/operating.md's "Running in production" kept true to the code: its command and its figures.
 
 The plain gunicorn command it shows must set what ``host serve`` sets (``--dry-run`` prints that),
 and the limits it names (threads per worker, GET streams per worker, handler threads, the lease a
@@ -17,7 +17,7 @@ from host.protocol.legacy.sessions import LegacyOptions
 from host.serve.start import ServeOptions, gunicorn_argv
 from host.store.base import DEFAULT_LEASE_S
 
-README = (ROOT / "README.md").read_text()
+README = (ROOT / "docs" / "operating.md").read_text()
 
 
 def section(title: str) -> str:
