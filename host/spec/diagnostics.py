@@ -18,7 +18,7 @@ class Diagnostic:
 
     Attributes:
         pos: Where it is (file, 1-based line and column).
-        rule: A stable rule id such as ``order`` or ``unknown-key``, documented in the README.
+        rule: A stable rule id such as ``order`` or ``unknown-key``, documented in docs/rules.md.
         severity: ``error`` blocks serving; ``warning`` does not (unless ``--strict``).
         message: A sentence that says what is wrong and how to fix it.
     """

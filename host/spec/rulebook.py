@@ -1,7 +1,8 @@
 """Every rule the validator knows: stable ids, default severity, what it means and how to fix it.
 
 The ids are a public contract (``--format json``/``sarif`` carry them, users silence nothing by
-them yet but grep for them); never rename one. The README lists the same table.
+them yet but grep for them); never rename one. docs/rules.md is generated from this table:
+``python -m host.spec.rules_doc docs/rules.md``.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from host.spec.rules import RULES
+from host.spec.rulebook import RULES
 
 __all__ = ["main", "render"]
 
