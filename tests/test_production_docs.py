@@ -14,7 +14,7 @@ from servers import ROOT
 
 from host.machine.timing import Runner
 from host.protocol.sessions import LegacyOptions
-from host.store.base import DEFAULT_LEASE_S
+from host.store import DEFAULT_LEASE_S
 from host.web.serve import ServeOptions, gunicorn_argv
 
 README = (ROOT / "README.md").read_text()

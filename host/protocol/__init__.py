@@ -45,7 +45,7 @@ from host.protocol.sessions import LegacyOptions, SessionSealer
 from host.protocol.state import Binding, StateSealer
 from host.protocol.streams import EventStream
 from host.spec.model import Server
-from host.store.base import Store
+from host.store import Store
 
 __all__ = [
     "LEGACY_VERSIONS",

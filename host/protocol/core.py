@@ -38,7 +38,7 @@ from host.protocol.jsonrpc import ELICITATION_DISABLED, INVALID_PARAMS, MISSING_
 from host.protocol.messages import LogForward
 from host.protocol.state import digest
 from host.spec.model import Server
-from host.store.base import Store
+from host.store import Store
 
 __all__ = [
     "ELICITATION_DISABLED_MESSAGE",

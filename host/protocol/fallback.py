@@ -33,7 +33,7 @@ from host.protocol.sessions import Session
 from host.protocol.state import digest, principal_digest
 from host.protocol.streams import Notifier
 from host.spec.model import FALLBACK_TOOL
-from host.store.base import Store
+from host.store import Store
 
 __all__ = ["FALLBACK_TOOL", "Fallback", "describe_question", "fallback_tool"]
 

@@ -61,7 +61,7 @@ from host.protocol.streams import (
     progress_token,
     stream_after,
 )
-from host.store.base import Store
+from host.store import Store
 
 __all__ = ["LegacyProtocol"]
 

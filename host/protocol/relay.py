@@ -36,7 +36,7 @@ from host.protocol.jsonrpc import INVALID_REQUEST, Response, error, failure, int
 from host.protocol.sessions import LegacyOptions, Session
 from host.protocol.state import digest
 from host.protocol.streams import Event, EventStream, Notifier
-from host.store.base import Store
+from host.store import Store
 
 __all__ = ["Relay"]
 
