@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from multiprocessing.queues import Queue
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from host.errors import StoreError
-from host.store import ActClaim, ActState, Store, open_store
+from host.store import ActClaim, ActState, Lock, Store, open_store
 from host.store.records import ACTED, ENDED, AuditRecord, approval_id
 
 # NOTE: fork, so that children need not re-import this module, and so that a store opened before
@@ -535,3 +536,126 @@ def test_pruning_deletes_what_is_older_than_the_cutoff(store: Store, key: str) -
 def test_a_bad_limit_is_a_programming_error(store: Store) -> None:
     with pytest.raises(ValueError, match="limit"):
         store.audit_records(limit=0)
+
+
+# -- locks -----------------------------------------------------------------------------------------
+
+
+def test_a_lock_is_held_by_one_caller_at_a_time(store: Store, key: str) -> None:
+    held = store.acquire_lock(key)
+    assert isinstance(held, Lock) and held.name == key
+    assert store.acquire_lock(key) is None
+    assert held.release() is True
+    assert held.release() is False  # a second release does nothing
+    with store.acquire_lock(key) as again:  # type: ignore[union-attr]
+        assert again.name == key
+        assert store.acquire_lock(key) is None
+    assert store.acquire_lock(key) is not None  # the block released it
+
+
+def test_acquire_waits_for_the_holder_to_release(store: Store, key: str) -> None:
+    held = store.acquire_lock(key)
+    assert held is not None
+    timer = threading.Timer(0.3, held.release)
+    timer.start()
+    began = time.monotonic()
+    assert store.acquire_lock(key, wait_s=10) is not None
+    assert 0.25 < time.monotonic() - began < 5
+    timer.join()
+
+
+def test_acquire_gives_up_after_its_wait(store: Store, key: str) -> None:
+    assert store.acquire_lock(key) is not None
+    began = time.monotonic()
+    assert store.acquire_lock(key, wait_s=0.3) is None
+    assert 0.25 < time.monotonic() - began < 2
+
+
+def test_many_threads_take_turns_holding_a_lock(store: Store, key: str) -> None:
+    inside: list[int] = []
+    overlaps: list[int] = []
+    done: list[int] = []
+
+    def worker(n: int) -> None:
+        lock = store.acquire_lock(key, wait_s=30)
+        assert lock is not None
+        with lock:
+            inside.append(n)
+            if len(inside) > 1:
+                overlaps.append(n)
+            time.sleep(0.01)
+            inside.remove(n)
+        done.append(n)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(10)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(40)
+    assert sorted(done) == list(range(10))
+    assert overlaps == []
+
+
+def test_a_live_holder_keeps_its_lock_past_many_leases(store_url: str, key: str) -> None:
+    owner = open_store(store_url, lease_s=0.3)
+    other = open_store(store_url)
+    try:
+        held = owner.acquire_lock(key)
+        assert held is not None
+        time.sleep(1.2)  # four leases: the keeper renews the lock with the claims
+        assert other.acquire_lock(key) is None
+        assert held.release() is True
+        assert other.acquire_lock(key) is not None
+    finally:
+        owner.close()
+        other.close()
+
+
+def _lock_and_stall(url: str, key: str, go: Event, out: Queue[str]) -> None:
+    store = open_store(url, lease_s=0.5)
+    lock = store.acquire_lock(key)
+    out.put("held" if lock is not None else "refused")
+    go.wait(30)
+    assert lock is not None
+    out.put(f"released: {lock.release()}")
+    store.close()
+
+
+def test_a_stalled_or_dead_holders_lock_comes_free_within_a_lease(
+    store: Store, store_url: str, key: str
+) -> None:
+    go, out = CTX.Event(), CTX.Queue()
+    holder = CTX.Process(target=_lock_and_stall, args=(store_url, key, go, out))
+    holder.start()
+    assert out.get(timeout=10) == "held"
+    assert holder.pid is not None
+    os.kill(holder.pid, signal.SIGSTOP)  # frozen, or dead: its lease is not renewed either way
+    try:
+        began = time.monotonic()
+        mine = store.acquire_lock(key, wait_s=10)
+        assert mine is not None
+        assert time.monotonic() - began < 5
+    finally:
+        os.kill(holder.pid, signal.SIGCONT)
+    time.sleep(0.5)  # awake again, its keeper renews nothing that is not its own
+    go.set()
+    # The old holder learns that the lock was no longer its own, and frees nothing of ours.
+    assert out.get(timeout=10) == "released: False"
+    holder.join(10)
+    assert store.acquire_lock(key) is None
+    assert mine.release() is True
+
+
+def test_lock_names_are_their_own_namespace(store: Store, key: str) -> None:
+    store.put(key, "a record", 30)
+    claim = store.claim_act(key, ttl_s=30, incident="inc-1")
+    assert isinstance(claim, ActClaim)
+    assert store.acquire_lock(key) is not None
+    assert store.get(key) == "a record"
+    assert store.act_state(key) == ActState("running", None, "inc-1")
+
+
+@pytest.mark.parametrize(("name", "wait_s"), [("", 0), ("lock", -1), ("lock", float("inf"))])
+def test_bad_lock_arguments_are_programming_errors(store: Store, name: str, wait_s: float) -> None:
+    with pytest.raises(ValueError, match=r"name|wait_s"):
+        store.acquire_lock(name, wait_s=wait_s)
