@@ -36,38 +36,7 @@ def redis_risks(where: str, config: Mapping[str, str], info: Mapping[str, Any]) 
             ``maxmemory-policy`` (missing ones are taken as Redis's defaults).
         info: ``INFO persistence`` fields.
     """
-    risks: list[Risk] = []
-    aof = config.get("appendonly", "no").lower() == "yes"
-    save = config.get("save", "").strip()
-    if not aof and not save:
-        risks.append(
-            Risk(
-                f"the Redis store {where} keeps data in memory only (appendonly no, save ''): "
-                f"a restart forgets every act claim; turn on appendonly yes, or {_ACK}",
-                refuse=True,
-            )
-        )
-    elif not aof:
-        risks.append(
-            Risk(
-                f"the Redis store {where} persists by RDB snapshots only (save '{save}'): a crash "
-                f"of Redis forgets what changed since the last snapshot, up to "
-                f"{_snapshot_window(save)}s of act claims; appendonly yes narrows that to a second",
-                refuse=False,
-            )
-        )
-    else:
-        fsync = config.get("appendfsync", "everysec").lower()
-        if fsync != "always":
-            window = "second" if fsync == "everysec" else "30 seconds or so (the OS decides)"
-            risks.append(
-                Risk(
-                    f"the Redis store {where} syncs its append-only file lazily (appendfsync "
-                    f"{fsync}): a crash of Redis or its machine (not a restart) can forget the "
-                    f"last {window} of act claims; appendfsync always closes that",
-                    refuse=False,
-                )
-            )
+    risks = _persistence(where, config)
     policy = config.get("maxmemory-policy", "noeviction").lower()
     if policy != "noeviction" and _int(config.get("maxmemory", "0")) > 0:
         risks.append(
@@ -87,6 +56,41 @@ def redis_risks(where: str, config: Mapping[str, str], info: Mapping[str, Any]) 
                 )
             )
     return risks
+
+
+def _persistence(where: str, config: Mapping[str, str]) -> list[Risk]:
+    """The risk of the server's persistence settings: none, snapshots, or a lazy fsync."""
+    aof = config.get("appendonly", "no").lower() == "yes"
+    save = config.get("save", "").strip()
+    if not aof and not save:
+        return [
+            Risk(
+                f"the Redis store {where} keeps data in memory only (appendonly no, save ''): "
+                f"a restart forgets every act claim; turn on appendonly yes, or {_ACK}",
+                refuse=True,
+            )
+        ]
+    if not aof:
+        return [
+            Risk(
+                f"the Redis store {where} persists by RDB snapshots only (save '{save}'): a crash "
+                f"of Redis forgets what changed since the last snapshot, up to "
+                f"{_snapshot_window(save)}s of act claims; appendonly yes narrows that to a second",
+                refuse=False,
+            )
+        ]
+    fsync = config.get("appendfsync", "everysec").lower()
+    if fsync == "always":
+        return []
+    window = "second" if fsync == "everysec" else "30 seconds or so (the OS decides)"
+    return [
+        Risk(
+            f"the Redis store {where} syncs its append-only file lazily (appendfsync "
+            f"{fsync}): a crash of Redis or its machine (not a restart) can forget the "
+            f"last {window} of act claims; appendfsync always closes that",
+            refuse=False,
+        )
+    ]
 
 
 def _snapshot_window(save: str) -> int:
