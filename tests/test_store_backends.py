@@ -612,8 +612,11 @@ def test_a_live_holder_keeps_its_lock_past_many_leases(store_url: str, key: str)
 
 
 def _lock_and_stall(url: str, key: str, go: Event, out: Queue[str]) -> None:
-    store = open_store(url, lease_s=0.5)
+    store = open_store(url, lease_s=2.0)
     lock = store.acquire_lock(key)
+    # NOTE: the keeper renews at once, then every 0.67 s; stopped in a renewal, this process
+    # would hold the SQLite file's write lock (and every other writer) while it is frozen.
+    time.sleep(0.3)
     out.put("held" if lock is not None else "refused")
     go.wait(30)
     assert lock is not None
@@ -634,7 +637,7 @@ def test_a_stalled_or_dead_holders_lock_comes_free_within_a_lease(
         began = time.monotonic()
         mine = store.acquire_lock(key, wait_s=10)
         assert mine is not None
-        assert time.monotonic() - began < 5
+        assert time.monotonic() - began < 2.0 + 3
     finally:
         os.kill(holder.pid, signal.SIGCONT)
     time.sleep(0.5)  # awake again, its keeper renews nothing that is not its own
