@@ -1,6 +1,6 @@
 """Open questions waiting for their answers: what holding them costs, how fast an answer comes.
 
-A legacy client's question waits (in :meth:`host.store.base.Store.pop`) while a person reads and
+A legacy client's question waits (in :meth:`host.store.Store.pop`) while a person reads and
 answers it. For each store this opens ``--waiters`` waiting pops in one process (threads, as in a
 worker with a large thread pool), then measures:
 

@@ -15,7 +15,7 @@ from servers import ROOT
 from host.machine.timing import Runner
 from host.protocol.legacy.sessions import LegacyOptions
 from host.serve.start import ServeOptions, gunicorn_argv
-from host.store.base import DEFAULT_LEASE_S
+from host.store import DEFAULT_LEASE_S
 
 README = (ROOT / "docs" / "operating.md").read_text()
 

@@ -32,7 +32,7 @@ from host.store import (
     private_dir,
     require_durable,
 )
-from host.store.sqlite import SqliteStore
+from host.store.sqlite import SqliteBackend
 
 CTX = multiprocessing.get_context("fork")
 LEASE_S = 1.0
@@ -306,7 +306,7 @@ def test_redis_health_says_when_it_is_down(
 
 def test_sqlite_file_deleted_while_open_refuses_claims_and_writes(tmp_path: Path) -> None:
     path = tmp_path / "store.db"
-    store = SqliteStore(path)
+    store = Store(SqliteBackend(path))
     _claim(store, "before").record("done before")
     assert store.health() is None
     for name in ("store.db", "store.db-wal", "store.db-shm"):
@@ -320,7 +320,7 @@ def test_sqlite_file_deleted_while_open_refuses_claims_and_writes(tmp_path: Path
     assert [risk.refuse for risk in store.durability()] == [True]
     assert not path.exists()  # a pooled connection never creates a new file in its place
     # A worker started now gets a new, empty file; this one keeps refusing, even with it there.
-    newcomer = SqliteStore(path)
+    newcomer = Store(SqliteBackend(path))
     try:
         assert newcomer.health() is None
         with pytest.raises(StoreError, match="deleted"):
@@ -332,8 +332,8 @@ def test_sqlite_file_deleted_while_open_refuses_claims_and_writes(tmp_path: Path
 
 def test_sqlite_file_replaced_while_open_refuses_claims(tmp_path: Path) -> None:
     path = tmp_path / "store.db"
-    store = SqliteStore(path)
-    SqliteStore(tmp_path / "other.db").close()
+    store = Store(SqliteBackend(path))
+    Store(SqliteBackend(tmp_path / "other.db")).close()
     os.replace(tmp_path / "other.db", path)  # e.g. a backup restored over it
     try:
         with pytest.raises(StoreError, match="replaced"):
@@ -361,7 +361,7 @@ def _health_after(folder: str, what: str, out: Queue[tuple[str | None, str | Non
     if os.geteuid() == 0:
         os.setgid(65534)
         os.setuid(65534)
-    store = SqliteStore(Path(folder) / "store.db")
+    store = Store(SqliteBackend(Path(folder) / "store.db"))
     before = store.health()
     if what == "folder":
         os.chmod(folder, 0o500)
@@ -388,7 +388,7 @@ def test_sqlite_store_made_unwritable_is_unhealthy(nobodys_folder: Path, what: s
 def test_sqlite_store_files_are_private_whatever_the_umask(tmp_path: Path) -> None:
     old = os.umask(0)
     try:
-        store = SqliteStore(tmp_path / "new" / "store.db")
+        store = Store(SqliteBackend(tmp_path / "new" / "store.db"))
         store.put("k", "v", 60)
     finally:
         os.umask(old)
@@ -404,7 +404,7 @@ def test_an_existing_readable_store_file_is_made_private(tmp_path: Path) -> None
     path = tmp_path / "store.db"
     sqlite3.connect(path).close()
     path.chmod(0o644)
-    SqliteStore(path).close()
+    Store(SqliteBackend(path)).close()
     assert path.stat().st_mode & 0o777 == 0o600
 
 

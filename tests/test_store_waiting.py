@@ -18,7 +18,7 @@ import redis
 from conftest import RedisServer
 
 from host.store import Store, open_store
-from host.store.redis import RedisStore
+from host.store.redis import RedisBackend
 
 CTX = multiprocessing.get_context("fork")
 
@@ -100,7 +100,7 @@ def test_redis_waiting_pops_hold_no_connection_each(
 def test_redis_value_whose_notification_was_lost_arrives_at_the_recheck(
     redis_url: str, key: str
 ) -> None:
-    store = RedisStore(redis_url, recheck_s=0.5)
+    store = Store(RedisBackend(redis_url, recheck_s=0.5))
     raw = redis.Redis.from_url(redis_url)
     try:
         waiters = Waiters(store, key, 1, timeout_s=20)
@@ -119,7 +119,7 @@ def test_redis_restart_while_waiting_loses_no_value(
     redis_server: Callable[..., RedisServer], key: str
 ) -> None:
     server = redis_server("--appendonly", "yes")
-    store = RedisStore(server.url, recheck_s=0.5)
+    store = Store(RedisBackend(server.url, recheck_s=0.5))
     pusher = None
     try:
         waiters = Waiters(store, key, 3, timeout_s=30)

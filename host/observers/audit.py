@@ -45,7 +45,7 @@ from typing import Any
 from host.errors import StoreError
 from host.observers.batches import Batches
 from host.protocol.events import Round
-from host.store.base import Store
+from host.store import Store
 from host.store.records import ACTED, ENDED, AuditRecord, approval_id, call_id
 
 __all__ = ["REDACTED", "AuditObserver", "audit_record", "outcome_of"]

@@ -48,7 +48,7 @@ from host.protocol.modern.state import Binding, StateSealer
 from host.protocol.revisions import LEGACY_VERSIONS, MODERN_VERSIONS, REVISIONS, Revision
 from host.protocol.streams import EventStream
 from host.spec.model import Server
-from host.store.base import Store
+from host.store import Store
 
 __all__ = [
     "LEGACY_VERSIONS",

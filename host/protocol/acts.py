@@ -26,7 +26,7 @@ from host import ids
 from host.errors import StoreError
 from host.machine import Outcome
 from host.machine.timing import RUNNER
-from host.store.base import ActClaim, ActState, Store
+from host.store import ActClaim, ActState, Store
 
 __all__ = ["Acts"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 
 from host.errors import StoreError
-from host.store.base import Store
+from host.store import Store
 from host.store.records import approval_id
 
 __all__ = ["StoreApprovals"]

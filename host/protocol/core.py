@@ -38,7 +38,7 @@ from host.protocol.events import LogObserver, Observer, Refusal, Round, notify, 
 from host.protocol.jsonrpc import ELICITATION_DISABLED, INVALID_PARAMS, MISSING_CAPABILITY, error
 from host.protocol.messages import LogForward
 from host.spec.model import Server
-from host.store.base import Store
+from host.store import Store
 
 __all__ = [
     "ELICITATION_DISABLED_MESSAGE",

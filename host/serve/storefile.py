@@ -1,7 +1,7 @@
 """The SQLite store's file as ``host serve``'s master found it, so no worker serves from another.
 
 A running worker notices when the store's file is deleted or replaced (it refuses writes, and
-``/readyz`` says why: :mod:`host.store.sqlite_pool`). A worker that starts afterwards (gunicorn
+``/readyz`` says why: :mod:`host.store.sqlite.pool`). A worker that starts afterwards (gunicorn
 replacing one that died, or a reload) would instead create a new, empty file at the path and serve
 from it, while its siblings still know the old one: a final round that already acted, retried on
 the new worker, would act again. So the master notes which file the store was when it started,
@@ -17,7 +17,6 @@ from pathlib import Path
 
 from host.store import open_store
 from host.store.files import FileIdentity
-from host.store.sqlite import SqliteStore
 
 __all__ = ["StoreFile"]
 
@@ -43,7 +42,7 @@ class StoreFile:
         """
         store = open_store(url)
         try:
-            return cls(store.path) if isinstance(store, SqliteStore) else None
+            return None if store.file is None else cls(store.file)
         finally:
             store.close()
 

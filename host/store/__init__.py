@@ -8,9 +8,10 @@ Open one with :func:`open_store` from a URL:
 * ``redis://[user:password@]host:port/db``, or ``rediss://...`` for TLS, when several machines
   serve the same specs. Needs ``pip install 'host[redis]'``.
 
-The contract (what "at most once" means on each backend, and what it cannot promise) is in
-:mod:`host.store.base`; the start-up rule for stores that can lose records in
-:mod:`host.store.durability`; :func:`private_dir` makes the folders the host keeps data in.
+The host holds one :class:`Store` over either backend (:mod:`host.store.sqlite`,
+:mod:`host.store.redis`). The contract (what "at most once" means on each backend, and what it
+cannot promise) is in :mod:`host.store.shared`; the start-up rule for stores that can lose records
+in :mod:`host.store.durability`; :func:`private_dir` makes the folders the host keeps data in.
 """
 
 from __future__ import annotations
@@ -18,16 +19,21 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from host.errors import StoreError
-from host.store.base import DEFAULT_LEASE_S, ActClaim, ActState, Risk, Store
+from host.store.checks import check_ttl
+from host.store.claims import ActClaim, Lock
 from host.store.durability import VOLATILE_OK, require_durable
 from host.store.files import private_dir
-from host.store.redis import redact  # redis-py itself is imported only when used
+from host.store.redis.client import redact  # redis-py itself is imported only when used
+from host.store.shared import Store
+from host.store.values import DEFAULT_LEASE_S, ActState, Risk
 
 __all__ = [
+    "DEFAULT_LEASE_S",
     "SCHEMES",
     "VOLATILE_OK",
     "ActClaim",
     "ActState",
+    "Lock",
     "Risk",
     "Store",
     "open_store",
@@ -54,15 +60,16 @@ def open_store(url: str, *, lease_s: float = DEFAULT_LEASE_S) -> Store:
     Raises:
         host.errors.StoreError: The URL is malformed, its scheme unknown, or the store unreachable.
     """
+    check_ttl(lease_s, "lease_s")  # before a backend opens a file or a connection
     scheme = urlsplit(url).scheme.lower() if "://" in url else ""
     if scheme == "sqlite":
-        from host.store.sqlite import SqliteStore
+        from host.store.sqlite import SqliteBackend
 
-        return SqliteStore(_sqlite_path(url), lease_s=lease_s)
+        return Store(SqliteBackend(_sqlite_path(url)), lease_s=lease_s)
     if scheme in ("redis", "rediss"):
-        from host.store.redis import RedisStore
+        from host.store.redis import RedisBackend
 
-        return RedisStore(url, lease_s=lease_s)
+        return Store(RedisBackend(url), lease_s=lease_s)
     accepted = ", ".join(f"{name}://" for name in SCHEMES)
     shown = f"scheme {scheme + '://'!r}" if scheme else "no scheme"
     raise StoreError(f"store URL {redact(url)!r} has {shown}; use one of {accepted}")

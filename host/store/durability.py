@@ -1,9 +1,10 @@
-"""Stores that can lose records say so: reading a Redis server's persistence, and the start-up rule.
+"""Stores that can lose records say so, and the one start-up rule for them.
 
 An act claim is what stops a retried call from acting twice. A store that forgets claims (a Redis
 without persistence restarted, a Redis evicting keys under memory pressure) silently turns "at
-most once" into "at most once per restart". :meth:`host.store.base.Store.durability` lists such
-risks; :func:`require_durable` is the one rule for what the host does with them at start-up.
+most once" into "at most once per restart". :meth:`host.store.Store.durability` lists such
+risks (a Redis server's are read in :mod:`host.store.redis.risks`); :func:`require_durable` is
+the one rule for what the host does with them at start-up.
 
 ``HOST_STORE_VOLATILE_OK=1`` (:data:`VOLATILE_OK`) acknowledges a store that can forget claims:
 the host then starts on it with a warning. What it risks: after the store loses its data (a
@@ -14,19 +15,14 @@ and every open question and signed-in legacy session recorded there is forgotten
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from host.errors import StoreError
-from host.store.base import Risk, Store
+from host.store.shared import Store
 
-__all__ = ["VOLATILE_OK", "redis_risks", "require_durable", "unchecked_redis"]
+__all__ = ["VOLATILE_OK", "require_durable"]
 
 VOLATILE_OK = "HOST_STORE_VOLATILE_OK"
 """The environment variable that, set to ``1``, lets the host start on a store that can forget act
 claims (see the module's documentation for what that risks)."""
-
-_ACK = f"set {VOLATILE_OK}=1 to accept that a retried call may then act again"
 
 
 def require_durable(store: Store, *, acknowledged: bool) -> list[str]:
@@ -51,89 +47,3 @@ def require_durable(store: Store, *, acknowledged: bool) -> list[str]:
         f"{risk.message} (acknowledged by {VOLATILE_OK}=1)" if risk.refuse else risk.message
         for risk in risks
     ]
-
-
-def unchecked_redis(where: str, error: str) -> Risk:
-    """The risk of a Redis whose persistence cannot be read (managed ones often refuse CONFIG)."""
-    return Risk(
-        f"the Redis store {where} does not say how it persists data ({error}), so the host "
-        f"cannot check that act claims survive a restart; make sure it persists (appendonly yes) "
-        f"and never evicts keys (maxmemory-policy noeviction), then set {VOLATILE_OK}=1 to start",
-        refuse=True,
-    )
-
-
-def redis_risks(where: str, config: Mapping[str, str], info: Mapping[str, Any]) -> list[Risk]:
-    """The risks of a Redis server with this configuration and ``INFO persistence``.
-
-    Args:
-        where: The server, as named in messages (no password).
-        config: ``CONFIG GET`` values: ``appendonly``, ``appendfsync``, ``save``, ``maxmemory``,
-            ``maxmemory-policy`` (missing ones are taken as Redis's defaults).
-        info: ``INFO persistence`` fields.
-    """
-    risks: list[Risk] = []
-    aof = config.get("appendonly", "no").lower() == "yes"
-    save = config.get("save", "").strip()
-    if not aof and not save:
-        risks.append(
-            Risk(
-                f"the Redis store {where} keeps data in memory only (appendonly no, save ''): "
-                f"a restart forgets every act claim; turn on appendonly yes, or {_ACK}",
-                refuse=True,
-            )
-        )
-    elif not aof:
-        risks.append(
-            Risk(
-                f"the Redis store {where} persists by RDB snapshots only (save '{save}'): a crash "
-                f"of Redis forgets what changed since the last snapshot, up to "
-                f"{_snapshot_window(save)}s of act claims; appendonly yes narrows that to a second",
-                refuse=False,
-            )
-        )
-    else:
-        fsync = config.get("appendfsync", "everysec").lower()
-        if fsync != "always":
-            window = "second" if fsync == "everysec" else "30 seconds or so (the OS decides)"
-            risks.append(
-                Risk(
-                    f"the Redis store {where} syncs its append-only file lazily (appendfsync "
-                    f"{fsync}): a crash of Redis or its machine (not a restart) can forget the "
-                    f"last {window} of act claims; appendfsync always closes that",
-                    refuse=False,
-                )
-            )
-    policy = config.get("maxmemory-policy", "noeviction").lower()
-    if policy != "noeviction" and _int(config.get("maxmemory", "0")) > 0:
-        risks.append(
-            Risk(
-                f"the Redis store {where} evicts keys when full (maxmemory-policy {policy}): an "
-                f"evicted act claim is forgotten; set maxmemory-policy noeviction, or {_ACK}",
-                refuse=True,
-            )
-        )
-    for field in ("rdb_last_bgsave_status", "aof_last_write_status", "aof_last_bgrewrite_status"):
-        if str(info.get(field, "ok")).lower() not in ("ok", ""):
-            risks.append(
-                Risk(
-                    f"the Redis store {where} reports failing persistence ({field}: "
-                    f"{info[field]}); records written since may not survive a restart",
-                    refuse=False,
-                )
-            )
-    return risks
-
-
-def _snapshot_window(save: str) -> int:
-    """The longest wait before a snapshot among ``save``'s "seconds changes" pairs."""
-    numbers = [_int(part) for part in save.split()]
-    seconds = numbers[0::2]
-    return max(seconds) if seconds else 0
-
-
-def _int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        return 0

@@ -1,9 +1,10 @@
-"""The lease keeper: renews every live act claim of this process, in one write, every lease/3.
+"""The lease keeper: renews every live act claim and lock of this process, every lease/3.
 
-An act claim is only ``running`` while its owner's lease lasts. Renewing each claim from the
+An act claim is only ``running`` while its owner's lease lasts, and a lock only held while its
+holder's does. Renewing each claim from the
 thread that runs its act would tie the lease to the act (a hanging act would have to renew, and a
 busy act would forget to); instead one thread per store object and process renews all of the
-process's claims together, so a claim lives exactly as long as the process that holds it.
+process's claims (and locks) together, so each lives exactly as long as the process that holds it.
 """
 
 from __future__ import annotations
@@ -19,16 +20,17 @@ __all__ = ["LeaseKeeper"]
 
 log = logging.getLogger("host.store")
 
-Renew = Callable[[list[tuple[str, str]]], None]
-"""Extends the leases of the given ``(token, key)`` claims, in as few writes as it can; claims that
-recorded their result, or were marked lost, are left as they are."""
+Renew = Callable[[list[tuple[str, str]], list[tuple[str, str]]], None]
+"""Extends the leases of the given ``(token, key)`` act claims and ``(token, name)`` locks, in as
+few writes as it can; claims that recorded their result, or were marked lost, are left as they
+are."""
 
 
 class LeaseKeeper(ProcessThread):
-    """Renews the leases of this process's live act claims from one background thread.
+    """Renews the leases of this process's live act claims and locks from one background thread.
 
     Args:
-        renew: The backend's renewal of many claims at once.
+        renew: The renewal of many claims and locks at once.
         lease_s: The lease's length; the keeper renews every third of it.
         what: The store, as named in log messages.
     """
@@ -41,6 +43,7 @@ class LeaseKeeper(ProcessThread):
 
     def _reset(self) -> None:
         self._held: dict[str, str] = {}  # token -> key, in the order claimed
+        self._locks: dict[str, str] = {}  # token -> lock name, in the order taken
 
     def hold(self, token: str, key: str) -> None:
         """Renew the claim ``token`` (on ``key``) until :meth:`drop` is called for it."""
@@ -51,10 +54,17 @@ class LeaseKeeper(ProcessThread):
             # it finds, so a claim is renewed within a third of its lease either way.
             self._start()
 
-    def drop(self, token: str) -> None:
-        """Stop renewing the claim ``token``."""
+    def hold_lock(self, token: str, name: str) -> None:
+        """Renew the lock ``name`` held with ``token`` until :meth:`drop` is called for it."""
         with self._lock:
-            self._held.pop(token, None)
+            self._locks[token] = name
+            self._start()
+
+    def drop(self, token: str) -> None:
+        """Stop renewing the claim or lock ``token``."""
+        with self._lock:
+            if self._held.pop(token, None) is None:
+                self._locks.pop(token, None)
 
     def held(self) -> int:
         """How many claims this process renews now."""
@@ -81,7 +91,7 @@ class LeaseKeeper(ProcessThread):
                 while True:
                     if self._stopping:
                         return
-                    if not self._held:
+                    if not self._held and not self._locks:
                         due = None  # idle: look again in a third of a lease
                         self._changed.wait(every)
                         continue
@@ -93,16 +103,17 @@ class LeaseKeeper(ProcessThread):
                     # NOTE: a new claim notifies us, but renewing then would cost one write per
                     # claim; the cadence stays fixed, and a new claim is renewed within `every`.
                     self._changed.wait(due - now)
-                batch = list(self._held.items())
+                batch, locks = list(self._held.items()), list(self._locks.items())
             due = time.monotonic() + every
             try:
-                self._renew(batch)
+                self._renew(batch, locks)
             except StoreError as exc:
                 if not failing:
                     log.warning(
-                        "could not renew %d act claim(s) in %s; they read as lost once their "
-                        "lease of %gs lapses: %s",
+                        "could not renew %d act claim(s) and %d lock(s) in %s; the claims read "
+                        "as lost and the locks come free once their lease of %gs lapses: %s",
                         len(batch),
+                        len(locks),
                         self._what,
                         self.lease_s,
                         exc,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from host.store.base import check_ttl
+from host.store.checks import check_filters, check_ttl
 
 __all__ = [
     "ACTED",
@@ -26,9 +26,6 @@ __all__ = [
     "AuditRecord",
     "approval_id",
     "call_id",
-    "check_filters",
-    "check_limit",
-    "check_revoke",
     "iso",
 ]
 
@@ -57,38 +54,6 @@ def approval_id(principal: str, tool: str, question: str, key: str) -> str:
 def call_id(nonce: str) -> str:
     """The public id of a call: a digest of its nonce, which is never shown itself."""
     return hashlib.sha256(b"call:" + nonce.encode("utf-8")).hexdigest()[:20]
-
-
-def check_filters(**given: str | None) -> None:
-    """Reject filters that are not text (programming errors, not user input).
-
-    Raises:
-        ValueError: A filter is neither None nor a non-empty string.
-    """
-    for name, value in given.items():
-        if value is not None and (not isinstance(value, str) or not value):
-            raise ValueError(f"{name} must be a non-empty string or None, got {value!r}")
-
-
-def check_revoke(approval: str | None, principal: str | None, tool: str | None) -> None:
-    """Reject a revocation that names nothing (it would forget every approval).
-
-    Raises:
-        ValueError: No filter is given, or one is not a non-empty text.
-    """
-    check_filters(approval=approval, principal=principal, tool=tool)
-    if approval is None and principal is None and tool is None:
-        raise ValueError("revoke_approvals needs an approval id, a principal or a tool")
-
-
-def check_limit(limit: int) -> None:
-    """Reject an audit query's limit that is not a positive whole number.
-
-    Raises:
-        ValueError: A programming error in the caller (the command line checks user input).
-    """
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise ValueError(f"limit must be a positive whole number, got {limit!r}")
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
 
 from host.store.threads import ProcessThread
 
-__all__ = ["Watcher", "pop_waiting"]
+__all__ = ["Watcher", "backoff", "poll_until", "pop_waiting"]
+
+T = TypeVar("T")
 
 
 class Watcher(ProcessThread):
@@ -101,3 +104,35 @@ def pop_waiting(
             event.wait(left)
     finally:
         watcher.unregister(key, event)
+
+
+def backoff(first_s: float = 0.005, limit_s: float = 0.02) -> Iterator[float]:
+    """Sleep lengths for polling: start short so a handover is quick, then settle at ``limit_s``."""
+    delay = first_s
+    while True:
+        yield delay
+        delay = min(delay * 1.5, limit_s)
+
+
+def poll_until(
+    look: Callable[[], T], done: Callable[[T], bool], timeout_s: float, limit_s: float
+) -> T:
+    """Call ``look`` with a gentle backoff until ``done`` says so of its value or time runs out.
+
+    NOTE: waits for an act or a lock are rare (a retry arriving while its act runs, two acts
+    wanting one lock) and short (a lease lapses within seconds), so polling beats a watcher
+    thread here; the backoff settles at ``limit_s``, a few reads a second per waiter.
+
+    Returns:
+        The last value ``look`` gave (the one ``done`` accepted, or the one found at the end).
+    """
+    deadline = time.monotonic() + max(0.0, timeout_s)
+    delays = backoff(0.01, limit_s)
+    while True:
+        found = look()
+        if done(found):
+            return found
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return found
+        time.sleep(min(next(delays), left))

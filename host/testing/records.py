@@ -17,7 +17,7 @@ from host.machine.remember import Remember, arguments_key
 from host.machine.run import QuestionStep
 from host.spec.durations import parse_duration
 from host.spec.model import REMEMBER_MAX_S
-from host.store.base import Store
+from host.store import Store
 from host.store.records import Approval, AuditRecord
 
 __all__ = ["ApprovalsKit", "AuditKit"]

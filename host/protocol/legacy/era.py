@@ -53,7 +53,7 @@ from host.protocol.legacy.sessions import LegacyOptions, Session, SessionSealer
 from host.protocol.messages import read_level
 from host.protocol.revisions import LEGACY_VERSIONS, is_modern_message, legacy_revision
 from host.protocol.streams import NO_BUFFERING, Event, EventStream, Notifier, notifier_for, respond
-from host.store.base import Store
+from host.store import Store
 
 __all__ = ["LegacyProtocol"]
 

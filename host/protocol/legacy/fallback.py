@@ -35,7 +35,7 @@ from host.protocol.legacy.describe import describe_question
 from host.protocol.legacy.sessions import Session
 from host.protocol.streams import Notifier
 from host.spec.model import FALLBACK_TOOL
-from host.store.base import Store
+from host.store import Store
 
 __all__ = ["FALLBACK_TOOL", "Fallback", "fallback_tool"]
 

@@ -26,7 +26,7 @@ from host.protocol.endpoint import Reply
 from host.protocol.jsonrpc import INTERNAL_ERROR, error, failure
 from host.protocol.legacy.sessions import LegacyOptions, Session
 from host.protocol.streams import NO_BUFFERING, Event, EventStream
-from host.store.base import Store
+from host.store import Store
 
 __all__ = ["LIST_CHANGED", "Listeners"]
 

@@ -37,7 +37,7 @@ from host.protocol.digests import digest
 from host.protocol.jsonrpc import INVALID_REQUEST, Response, error, failure, internal_error, success
 from host.protocol.legacy.sessions import LegacyOptions, Session
 from host.protocol.streams import Event, EventStream, Notifier, beside
-from host.store.base import Store
+from host.store import Store
 
 __all__ = ["Relay"]
 

@@ -29,8 +29,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from host.errors import StoreError
-from host.store.base import backoff
 from host.store.files import FileIdentity, private_dir, private_file
+from host.store.waiting import backoff
 
 __all__ = ["Connections"]
 

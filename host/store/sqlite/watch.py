@@ -12,7 +12,7 @@ import logging
 import time
 
 from host.errors import StoreError
-from host.store.sqlite_pool import Connections
+from host.store.sqlite.pool import Connections
 from host.store.waiting import Watcher
 
 __all__ = ["SqliteWatcher"]

@@ -1,8 +1,13 @@
-"""Act claims in SQLite: one row per act, its owner's token and the lease that token renews.
+"""Act claims and locks in SQLite: one row per act (or lock), its owner's token and its lease.
 
 A row reads ``done`` once it has a value, ``lost`` once it has a reason or its lease (a Unix time;
 every process on the machine shares the clock) has passed, and ``running`` otherwise. A row is only
 ever replaced once it has expired, ``ttl`` after its owner last renewed it or recorded its value.
+Claims and results are written in group commits (:mod:`host.store.sqlite.durable`), with fsync.
+
+A lock's row is held while its lease lasts; a lapsed one is free to the next taker and no longer
+its old holder's. Locks are not written with fsync: after a power loss every holder is gone too.
+A row left by a holder that died is replaced by the next taker of its name.
 """
 
 from __future__ import annotations
@@ -10,9 +15,11 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from host.store.base import LAPSED, ActState
+from host.store.sqlite.durable import DurableWrites
+from host.store.sqlite.pool import Connections
+from host.store.values import LAPSED, ActState
 
-__all__ = ["SCHEMA", "claim", "mark_lost", "record", "renew", "state"]
+__all__ = ["SCHEMA", "SqliteActs", "claim", "mark_lost", "record", "renew", "state"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS store_acts (
@@ -27,11 +34,12 @@ CREATE TABLE IF NOT EXISTS store_acts (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS store_acts_expires ON store_acts (expires);
 CREATE INDEX IF NOT EXISTS store_acts_owner ON store_acts (owner);
-CREATE TABLE IF NOT EXISTS store_health (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    at REAL NOT NULL,        -- when a health probe last wrote
-    pid INTEGER NOT NULL
-);
+CREATE TABLE IF NOT EXISTS store_locks (
+    name TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,     -- the holder's token
+    lease REAL NOT NULL      -- Unix time the holder's lease runs to
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS store_locks_owner ON store_locks (owner);
 """
 
 _COLUMNS = "incident, value, lost, lease"
@@ -128,3 +136,78 @@ def renew(conn: sqlite3.Connection, tokens: list[str], lease_s: float) -> None:
             f" WHERE owner IN ({marks}) AND value IS NULL AND lost IS NULL",
             (now + lease_s, now, *chunk),
         )
+
+
+class SqliteActs:
+    """The act claims and locks of one SQLite store.
+
+    Args:
+        pool: The store's connections.
+        durable: The store's group commits, for claims and results.
+    """
+
+    def __init__(self, pool: Connections, durable: DurableWrites) -> None:
+        self._pool = pool
+        self._durable = durable
+
+    def claim(
+        self, key: str, token: str, incident: str, ttl_s: float, lease_s: float
+    ) -> ActState | None:
+        """Claim ``key`` for ``token`` (None), or the state of whoever has it; on disk first."""
+        return self._durable.run(lambda conn: claim(conn, key, token, incident, ttl_s, lease_s))
+
+    def state(self, key: str) -> ActState | None:
+        """The act's state, or None if there is no live row for it."""
+        with self._pool.connection() as conn:
+            return state(conn, key)
+
+    def record(self, key: str, token: str, incident: str, value: str, ttl_s: float) -> bool:
+        """Record ``value`` for the claim ``token``, on disk; False if another claim holds it."""
+        return self._durable.run(lambda conn: record(conn, key, token, incident, value, ttl_s))
+
+    def mark_lost(self, key: str, token: str, reason: str, ttl_s: float) -> None:
+        """Say why the claim ``token`` has no result, unless it has one."""
+        with self._pool.write() as conn:
+            mark_lost(conn, key, token, reason, ttl_s)
+
+    def renew(self, claims: list[tuple[str, str]], lease_s: float) -> None:
+        """Extend the leases of the unrecorded claims among ``(token, key)`` pairs."""
+        with self._pool.write() as conn:
+            renew(conn, [token for token, _ in claims], lease_s)
+
+    def take_lock(self, name: str, token: str, lease_s: float) -> bool:
+        """Hold the lock ``name`` with ``token`` if it is free or its lease lapsed."""
+        now = time.time()
+        with self._pool.write() as conn:
+            return (
+                conn.execute(
+                    "INSERT INTO store_locks (name, owner, lease) VALUES (?, ?, ?)"
+                    " ON CONFLICT (name) DO UPDATE SET owner = excluded.owner,"
+                    " lease = excluded.lease WHERE store_locks.lease <= ?",
+                    (name, token, now + lease_s, now),
+                ).rowcount
+                == 1
+            )
+
+    def release_lock(self, name: str, token: str) -> bool:
+        """Free the lock ``name`` if ``token`` holds it; False if its lease had lapsed."""
+        with self._pool.write() as conn:
+            held = conn.execute(
+                "DELETE FROM store_locks WHERE name = ? AND owner = ? AND lease > ?",
+                (name, token, time.time()),
+            ).rowcount
+            if not held:  # lapsed: free already, but the row may still be ours
+                conn.execute("DELETE FROM store_locks WHERE name = ? AND owner = ?", (name, token))
+            return held == 1
+
+    def renew_locks(self, locks: list[tuple[str, str]], lease_s: float) -> None:
+        """Extend the leases of the locks among ``(token, name)`` pairs that have not lapsed."""
+        now = time.time()
+        with self._pool.write() as conn:
+            for start in range(0, len(locks), _CHUNK):
+                chunk = [token for token, _ in locks[start : start + _CHUNK]]
+                marks = ", ".join(f"?{n}" for n in range(3, len(chunk) + 3))
+                conn.execute(
+                    f"UPDATE store_locks SET lease = ?1 WHERE owner IN ({marks}) AND lease > ?2",
+                    (now + lease_s, now, *chunk),
+                )

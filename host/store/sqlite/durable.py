@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from host.errors import StoreError
-from host.store.sqlite_pool import Connections
+from host.store.sqlite.pool import Connections
 
 __all__ = ["DurableWrites"]
 

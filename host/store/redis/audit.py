@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from host.store.records import AuditRecord
-from host.store.redis_acts import ms
+from host.store.redis.client import RedisClient, ms
 
 __all__ = ["RedisAudit"]
 
@@ -40,29 +40,31 @@ class RedisAudit:
     """The audit records of one Redis store.
 
     Args:
-        client: A redis-py client with ``decode_responses=True``.
-        prefix: The store's key prefix.
+        client: The store's client.
     """
 
-    def __init__(self, client: Any, prefix: str) -> None:
+    def __init__(self, client: RedisClient) -> None:
         self._client = client
-        self._prefix = prefix + "au:"
+        self._raw = client.raw
+        self._prefix = client.prefix + "au:"
         self._all = self._prefix + "all"
         self._indexes = self._prefix + "ix"
-        self._write = client.register_script(_WRITE)
+        self._write = client.raw.register_script(_WRITE)
 
     def write(self, record: AuditRecord, rank: int, keep_s: float) -> bool:
         """Write ``record`` unless the call has one of equal or higher rank; whether it did."""
         keys, args = self._script_input(record, rank, keep_s)
-        return bool(self._write(keys=keys, args=args))
+        with self._client.errors("write an audit record to"):
+            return bool(self._write(keys=keys, args=args))
 
     def write_many(self, records: Sequence[tuple[AuditRecord, int]], keep_s: float) -> None:
         """:meth:`write` each record with its rank, in order, in one pipelined round trip."""
-        pipe = self._client.pipeline(transaction=False)
-        for record, rank in records:
-            keys, args = self._script_input(record, rank, keep_s)
-            self._write(keys=keys, args=args, client=pipe)
-        pipe.execute()
+        with self._client.errors("write audit records to"):
+            pipe = self._raw.pipeline(transaction=False)
+            for record, rank in records:
+                keys, args = self._script_input(record, rank, keep_s)
+                self._write(keys=keys, args=args, client=pipe)
+            pipe.execute()
 
     def _script_input(
         self, record: AuditRecord, rank: int, keep_s: float
@@ -89,6 +91,12 @@ class RedisAudit:
         self, tool: str | None, principal: str | None, since: float | None, limit: int
     ) -> list[AuditRecord]:
         """The newest ``limit`` records matching every filter given, newest first."""
+        with self._client.errors("read"):
+            return self._query(tool, principal, since, limit)
+
+    def _query(
+        self, tool: str | None, principal: str | None, since: float | None, limit: int
+    ) -> list[AuditRecord]:
         if tool is not None:
             index = self._prefix + "tool:" + tool
         elif principal is not None:
@@ -99,11 +107,11 @@ class RedisAudit:
         found: list[AuditRecord] = []
         offset = 0
         while len(found) < limit:
-            ids = self._client.zrevrangebyscore(index, "+inf", low, start=offset, num=_PAGE)
+            ids = self._raw.zrevrangebyscore(index, "+inf", low, start=offset, num=_PAGE)
             if not ids:
                 break
             offset += len(ids)
-            pipe = self._client.pipeline(transaction=False)
+            pipe = self._raw.pipeline(transaction=False)
             for call in ids:
                 pipe.hmget(self._prefix + call, *_FIELDS)
             for call, (at, who, name, body) in zip(ids, pipe.execute(), strict=True):
@@ -116,14 +124,18 @@ class RedisAudit:
 
     def prune(self, before: float) -> int:
         """Delete the records of calls that ended before ``before``; how many."""
+        with self._client.errors("prune the audit records of"):
+            return self._prune(before)
+
+    def _prune(self, before: float) -> int:
         cutoff = f"({before!r}"
-        ids = [str(i) for i in self._client.zrangebyscore(self._all, "-inf", cutoff)]
+        ids = [str(i) for i in self._raw.zrangebyscore(self._all, "-inf", cutoff)]
         deleted = 0
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
-            deleted += int(self._client.delete(*(self._prefix + i for i in chunk)))
-        for index in [self._all, *self._client.smembers(self._indexes)]:
-            self._client.zremrangebyscore(index, "-inf", cutoff)
-            if index != self._all and not self._client.exists(index):
-                self._client.srem(self._indexes, index)
+            deleted += int(self._raw.delete(*(self._prefix + i for i in chunk)))
+        for index in [self._all, *self._raw.smembers(self._indexes)]:
+            self._raw.zremrangebyscore(index, "-inf", cutoff)
+            if index != self._all and not self._raw.exists(index):
+                self._raw.srem(self._indexes, index)
         return deleted

@@ -15,8 +15,14 @@ import sqlite3
 from collections.abc import Sequence
 
 from host.store.records import AuditRecord
+from host.store.sqlite.pool import Connections
+from host.store.sqlite.sweep import Sweeping
 
-__all__ = ["SCHEMA", "prune", "query", "write", "write_many"]
+__all__ = ["AUDIT_WAIT_S", "SCHEMA", "SqliteAudit", "prune", "query", "write", "write_many"]
+
+#: How long an audit record's write waits for another process's write lock. Writers hold it for
+#: well under a millisecond; a lock held longer is a stuck writer, and the record is given up.
+AUDIT_WAIT_S = 1.0
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS store_audit (
@@ -80,3 +86,41 @@ def query(
 def prune(conn: sqlite3.Connection, before: float) -> int:
     """Delete the records of calls that ended before ``before``; how many."""
     return int(conn.execute("DELETE FROM store_audit WHERE at < ?", (before,)).rowcount)
+
+
+class SqliteAudit:
+    """The audit records of one SQLite store.
+
+    NOTE: writes wait at most :data:`AUDIT_WAIT_S` for another process's write lock, not the
+    usual busy timeout: a stuck writer must not hold every call's answer for that long.
+
+    Args:
+        pool: The store's connections.
+        writes: The store's sweeping writes, for pruning.
+    """
+
+    def __init__(self, pool: Connections, writes: Sweeping) -> None:
+        self._pool = pool
+        self._writes = writes
+
+    def write(self, record: AuditRecord, rank: int, keep_s: float) -> bool:
+        """Write ``record`` unless the call has one of equal or higher rank; whether it did."""
+        with self._pool.write(wait_s=AUDIT_WAIT_S) as conn:
+            return write(conn, record, rank)
+
+    def write_many(self, records: Sequence[tuple[AuditRecord, int]], keep_s: float) -> None:
+        """Write each record with its rank, in order, in one transaction."""
+        with self._pool.write(wait_s=AUDIT_WAIT_S) as conn:
+            write_many(conn, records)
+
+    def query(
+        self, tool: str | None, principal: str | None, since: float | None, limit: int
+    ) -> list[AuditRecord]:
+        """The newest ``limit`` records matching every filter given, newest first."""
+        with self._pool.connection() as conn:
+            return query(conn, tool, principal, since, limit)
+
+    def prune(self, before: float) -> int:
+        """Delete the records of calls that ended before ``before``; how many."""
+        with self._writes.write() as conn:
+            return prune(conn, before)

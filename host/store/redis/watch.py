@@ -15,8 +15,7 @@ import threading
 import time
 from typing import Any
 
-from host.store.base import backoff
-from host.store.waiting import Watcher
+from host.store.waiting import Watcher, backoff
 
 __all__ = ["RedisWatcher"]
 

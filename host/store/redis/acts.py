@@ -1,21 +1,25 @@
-"""Act claims in Redis: a hash per act, and beside it a lease key that only its owner renews.
+"""Act claims and locks in Redis: a hash per act, and beside it a lease key only its owner renews.
 
 ``<prefix>a:<key>`` is a hash: ``owner`` (the claim's token), ``incident``, ``ttl`` (ms), and
 ``value`` once done or ``lost`` (a reason) once its owner gave up on recording. ``<prefix>l:<key>``
 holds the owner's token with an expiry of one lease, kept by Redis's own clock, so machines with
 skewed clocks agree. An act reads ``running`` while the lease key holds its owner's token, ``done``
 with a value, and ``lost`` otherwise. Each step is one Lua script, so it is atomic.
+
+A lock ``<prefix>lk:<name>`` holds its holder's token with an expiry of one lease: taken with
+``SET NX``, renewed and released by scripts that check the token, so a holder whose lease lapsed
+(the key expired, perhaps taken again) never renews or frees what is no longer its own.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
-from host.store.base import LAPSED, ActState
+from host.store.redis.client import RedisClient, ms
+from host.store.values import LAPSED, ActState
 
-__all__ = ["Scripts", "ms", "to_state"]
+__all__ = ["RedisActs", "to_state"]
 
 # KEYS[1] the act hash, KEYS[2] its lease key.
 _STATE = """
@@ -83,12 +87,21 @@ end
 return renewed
 """
 
+# KEYS[1] the lock; ARGV: token. 1 when released.
+_RELEASE_LOCK = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0
+"""
+
+# KEYS: lock 1, lock 2, ...; ARGV: lease_ms, token 1, token 2, ...
+_RENEW_LOCKS = """
+for i = 1, #KEYS do
+  if redis.call('get', KEYS[i]) == ARGV[i + 1] then redis.call('pexpire', KEYS[i], ARGV[1]) end
+end
+return 1
+"""
+
 _CHUNK = 500  # claims per renewal script: bounds how long one script blocks the server
-
-
-def ms(seconds: float) -> int:
-    """Whole milliseconds, at least 1 (Redis rejects 0 as an expiry)."""
-    return max(1, math.ceil(seconds * 1000))
 
 
 def to_state(reply: list[Any] | None) -> ActState | None:
@@ -105,22 +118,24 @@ def to_state(reply: list[Any] | None) -> ActState | None:
     return ActState("running", None, str(incident))
 
 
-class Scripts:
-    """The act scripts, registered with one client, and the keys they work on.
+class RedisActs:
+    """The act claims and locks of one Redis store, each step one script.
 
     Args:
-        client: A redis-py client with ``decode_responses=True``.
-        prefix: The store's key prefix.
+        client: The store's client.
     """
 
-    def __init__(self, client: Any, prefix: str) -> None:
-        self._prefix = prefix
-        register: Callable[[str], Any] = client.register_script
+    def __init__(self, client: RedisClient) -> None:
+        self._client = client
+        self._prefix = client.prefix
+        register: Callable[[str], Any] = client.raw.register_script
         self._claim = register(_CLAIM)
         self._read = register(_READ)
         self._record = register(_RECORD)
         self._mark_lost = register(_MARK_LOST)
         self._renew = register(_RENEW)
+        self._release_lock = register(_RELEASE_LOCK)
+        self._renew_locks = register(_RENEW_LOCKS)
 
     def keys(self, key: str) -> list[str]:
         """The act hash and lease key of the act ``key``."""
@@ -130,7 +145,8 @@ class Scripts:
         self, key: str, token: str, incident: str, ttl_s: float, lease_s: float
     ) -> ActState | None:
         """Claim ``key`` for ``token`` (None), or the state of whoever has it."""
-        reply = self._claim(keys=self.keys(key), args=[token, incident, ms(ttl_s), ms(lease_s)])
+        with self._client.errors("claim an act in"):
+            reply = self._claim(keys=self.keys(key), args=[token, incident, ms(ttl_s), ms(lease_s)])
         if reply[0] == 1:
             return None
         found = to_state(list(reply[1:]))
@@ -139,19 +155,43 @@ class Scripts:
 
     def state(self, key: str) -> ActState | None:
         """The act's state, or None if it was never claimed (or expired)."""
-        return to_state(self._read(keys=self.keys(key)))
+        with self._client.errors("read"):
+            return to_state(self._read(keys=self.keys(key)))
 
     def record(self, key: str, token: str, incident: str, value: str, ttl_s: float) -> bool:
         """Record ``value`` for the claim ``token``; False if another claim holds the key now."""
-        return bool(self._record(keys=self.keys(key), args=[token, incident, value, ms(ttl_s)]))
+        with self._client.errors("record an act's result in"):
+            return bool(self._record(keys=self.keys(key), args=[token, incident, value, ms(ttl_s)]))
 
     def mark_lost(self, key: str, token: str, reason: str, ttl_s: float) -> None:
         """Say why the claim ``token`` has no result, unless it has one."""
-        self._mark_lost(keys=self.keys(key), args=[token, reason, ms(ttl_s)])
+        with self._client.errors("mark an act lost in"):
+            self._mark_lost(keys=self.keys(key), args=[token, reason, ms(ttl_s)])
 
     def renew(self, claims: list[tuple[str, str]], lease_s: float) -> None:
         """Extend the leases of the live claims among ``(token, key)`` pairs."""
-        for start in range(0, len(claims), _CHUNK):
-            chunk = claims[start : start + _CHUNK]
-            keys = [name for _, key in chunk for name in self.keys(key)]
-            self._renew(keys=keys, args=[ms(lease_s), *(token for token, _ in chunk)])
+        with self._client.errors("renew act claims in"):
+            for start in range(0, len(claims), _CHUNK):
+                chunk = claims[start : start + _CHUNK]
+                keys = [name for _, key in chunk for name in self.keys(key)]
+                self._renew(keys=keys, args=[ms(lease_s), *(token for token, _ in chunk)])
+
+    def take_lock(self, name: str, token: str, lease_s: float) -> bool:
+        """Hold the lock ``name`` with ``token`` if nobody holds it (its key is gone)."""
+        with self._client.errors("take a lock in"):
+            return bool(
+                self._client.raw.set(self._prefix + "lk:" + name, token, nx=True, px=ms(lease_s))
+            )
+
+    def release_lock(self, name: str, token: str) -> bool:
+        """Free the lock ``name`` if ``token`` holds it; False if its lease had lapsed."""
+        with self._client.errors("release a lock in"):
+            return bool(self._release_lock(keys=[self._prefix + "lk:" + name], args=[token]))
+
+    def renew_locks(self, locks: list[tuple[str, str]], lease_s: float) -> None:
+        """Extend the leases of the locks among ``(token, name)`` pairs that their tokens hold."""
+        with self._client.errors("renew locks in"):
+            for start in range(0, len(locks), _CHUNK):
+                chunk = locks[start : start + _CHUNK]
+                keys = [self._prefix + "lk:" + name for _, name in chunk]
+                self._renew_locks(keys=keys, args=[ms(lease_s), *(token for token, _ in chunk)])

@@ -1,0 +1,106 @@
+"""The Redis backend's connection: one bounded pool per process, and redis-py's errors translated.
+
+redis-py is imported only here, when a Redis store is opened, so it stays an optional dependency
+(``pip install 'host[redis]'``).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from host.errors import StoreError
+
+__all__ = ["RedisClient", "ms", "redact"]
+
+log = logging.getLogger("host.store")
+
+_CONNECTIONS = 50  # per process: callers beyond this many at once wait for a free connection
+
+
+def redact(url: str) -> str:
+    """The URL with any password replaced by ``***``, fit for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+def ms(seconds: float) -> int:
+    """Whole milliseconds, at least 1 (Redis rejects 0 as an expiry)."""
+    return max(1, math.ceil(seconds * 1000))
+
+
+class RedisClient:
+    """A connected redis-py client, the store's key prefix, and its error handling.
+
+    Args:
+        url: ``redis://[user:password@]host:port/db`` or ``rediss://...``; redis-py's query
+            options pass through.
+        prefix: Put before every key, so several deployments can share one Redis.
+
+    Attributes:
+        raw: The redis-py client (``decode_responses=True``).
+        prefix: As given.
+        url: The URL without its password.
+        error: redis-py's base exception.
+        refused: redis-py's exception for a command the server refused.
+
+    Raises:
+        host.errors.StoreError: redis-py is not installed, or the server cannot be reached.
+    """
+
+    def __init__(self, url: str, prefix: str) -> None:
+        try:
+            import redis
+        except ImportError as exc:
+            raise StoreError(
+                f"the Redis store ({redact(url)}) needs redis-py: pip install 'host[redis]'"
+            ) from exc
+        self.url = redact(url)
+        self.prefix = prefix
+        self.error: type[Exception] = redis.RedisError
+        self.refused: type[Exception] = redis.ResponseError
+        self.closed = False
+        # NOTE: redis-py's pool notices a fork and opens fresh connections in the child. It is
+        # bounded (callers wait for a free connection) since waiting pops hold none of their own:
+        # a thousand waiters woken at once share a few dozen connections.
+        with self.errors("connect to"):
+            pool = redis.BlockingConnectionPool.from_url(
+                url,
+                decode_responses=True,
+                socket_connect_timeout=5.0,
+                max_connections=_CONNECTIONS,
+                timeout=20,
+            )
+            self.raw: Any = redis.Redis(connection_pool=pool)
+            self.raw.ping()
+
+    @contextmanager
+    def errors(self, doing: str) -> Iterator[None]:
+        """Turn redis-py's exceptions into StoreError naming the server (without its password)."""
+        if self.closed:
+            raise StoreError(f"the Redis store {self.url} is closed")
+        try:
+            yield
+        except self.error as exc:
+            raise StoreError(f"could not {doing} the Redis store {self.url}: {exc}") from exc
+
+    def close(self) -> None:
+        """Close the client's connections; every later use raises StoreError."""
+        self.closed = True
+        try:
+            self.raw.close()
+            self.raw.connection_pool.disconnect()
+        except self.error as exc:  # pragma: no cover - closing a dead connection
+            log.debug("closing %s: %s", self.url, exc)

@@ -1,0 +1,529 @@
+"""The one store the host holds: its contract, the roles a backend writes, and :class:`Store`.
+
+The protocol layer keeps these kinds of record here, and each needs every worker process (and, with
+Redis, every host instance) to see the same thing:
+
+* act claims: :meth:`Store.claim_act` lets exactly one caller run an act for a key, and records
+  what became of it (its result, or that its result is unknown);
+* locks: :meth:`Store.acquire_lock` lets one holder at a time run what a lock's name guards;
+* single-use claims: :meth:`Store.add` inserts only if absent, so a token is spent once;
+* records: :meth:`Store.get`, :meth:`Store.put` and :meth:`Store.delete`;
+* relayed answers: :meth:`Store.push` and :meth:`Store.pop` hand a value from one worker to another;
+* remembered approvals (:class:`host.store.records.Approval`): :meth:`Store.grant_approval`,
+  :meth:`Store.find_approval`, listed and revoked by id, principal or tool; each expires exactly
+  when its duration ends;
+* audit records (:class:`host.store.records.AuditRecord`): one per call, written by
+  :meth:`Store.write_audit`, read newest first by :meth:`Store.audit_records`, and deleted past
+  the retention period by :meth:`Store.prune_audit`.
+
+Every record has a time to live. Expired records are invisible at once and deleted lazily. Act
+keys, lock names, record keys and queue keys are four separate namespaces.
+
+:class:`Store` is written once: it checks every argument, runs the claim lifecycle (token, claim,
+lease, then record or lost), renews leases and waits. A backend writes only the small role
+protocols below (:class:`ActClaims`, :class:`Records`, :class:`Queues`, :class:`Approvals`,
+:class:`AuditLog`), each method one atomic step on checked arguments, and gathers them in a
+:class:`Backend`: :mod:`host.store.sqlite` and :mod:`host.store.redis`.
+
+**What "at most once" means.** An act claimed with :meth:`Store.claim_act` is never handed to a
+second caller while its record lives (``ttl_s``, counted from the last moment its owner was known
+alive, or from when its result was recorded): not after its owner dies, not after its result
+failed to be written, not after the store restarted with its data. Every later caller learns one
+of three things, never "free": ``running`` (a live owner renews a lease on it), ``done`` (the
+recorded result), or ``lost`` (the owner died, or could not record the result: the act may have
+happened and its outcome is unknown). Each claim carries an incident id, fixed when it was made,
+so every report about it names the same one.
+
+The owner's process renews its leases from one background thread per store object (every third
+of ``lease_s``); a process that is killed stops renewing, and its claims read as ``lost`` within
+``lease_s``. A process that is only slow (stopped, swapped out, starved of the store's write
+lock) for longer than ``lease_s`` reads ``lost`` the same way meanwhile; when it comes back, its
+renewals make the claim ``running`` again and its result makes it ``done``. Either way the claim
+stays its own: ``lost`` is a report to retries, never a release. A lock is the opposite: a lapsed
+lease frees it for the next caller, since a lock guards against overlap, not against repetition.
+
+What each backend can promise:
+
+* SQLite (one machine): a claim and a recorded result are committed with ``synchronous=FULL``
+  before the act starts and before the call returns, so they survive a crash of the process and of
+  the machine (a power loss), as far as the disk honours fsync. Other records use
+  ``synchronous=NORMAL``: they survive a crash of the process, but a power loss may forget the last
+  moments of them. If the database file is deleted or replaced while the host runs, every write is
+  refused and :meth:`Store.health` says so: a new file would not know the acts already claimed.
+* Redis (several machines): a claim is as durable as the server's persistence. With
+  ``appendonly yes`` and ``appendfsync always`` it survives a crash of the server; with the
+  default ``appendfsync everysec`` a crash of the server (not a restart) may forget the last
+  second of claims, and an act claimed in that second could be claimed again. With RDB snapshots
+  only, a crash forgets everything since the last snapshot; without persistence, a restart forgets
+  every claim; evictions (a ``maxmemory-policy`` other than ``noeviction``) forget claims at
+  random. :meth:`Store.durability` says which of these applies; see :mod:`host.store.durability`.
+
+Nothing here can promise that an act whose owner died did or did not happen: ``lost`` is the
+honest answer, and an act that must be exactly-once needs an idempotency key of its own downstream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+from host.errors import StoreError
+from host.store.checks import (
+    check_claim,
+    check_filters,
+    check_limit,
+    check_lock,
+    check_revoke,
+    check_ttl,
+)
+from host.store.claims import ActClaim, Lock, new_token
+from host.store.leases import LeaseKeeper
+from host.store.records import Approval, AuditRecord
+from host.store.values import DEFAULT_LEASE_S, ActState, Risk
+from host.store.waiting import Watcher, poll_until, pop_waiting
+
+__all__ = ["ActClaims", "Approvals", "AuditLog", "Backend", "Queues", "Records", "Store"]
+
+Claims = list[tuple[str, str]]
+"""``(token, key)`` pairs of act claims, or ``(token, name)`` pairs of locks, to renew."""
+
+
+class ActClaims(Protocol):
+    """Act claims, and the locks acts hold: what a process keeps under a lease it renews."""
+
+    def claim(
+        self, key: str, token: str, incident: str, ttl_s: float, lease_s: float
+    ) -> ActState | None:
+        """Claim ``key`` for ``token`` (None), or the state of whoever has it; durable first."""
+        ...
+
+    def state(self, key: str) -> ActState | None:
+        """The act's state, or None if it was never claimed (or has expired)."""
+        ...
+
+    def record(self, key: str, token: str, incident: str, value: str, ttl_s: float) -> bool:
+        """Record ``value`` for the claim ``token``, durably; False if another claim holds it."""
+        ...
+
+    def mark_lost(self, key: str, token: str, reason: str, ttl_s: float) -> None:
+        """Say why the claim ``token`` has no result, unless it has one."""
+        ...
+
+    def renew(self, claims: Claims, lease_s: float) -> None:
+        """Extend the leases of the unrecorded claims among ``claims``, lapsed ones too."""
+        ...
+
+    def take_lock(self, name: str, token: str, lease_s: float) -> bool:
+        """Hold the lock ``name`` with ``token`` if it is free or its lease lapsed; whether so."""
+        ...
+
+    def release_lock(self, name: str, token: str) -> bool:
+        """Free the lock ``name`` if ``token`` holds it; whether it did."""
+        ...
+
+    def renew_locks(self, locks: Claims, lease_s: float) -> None:
+        """Extend the leases of the locks among ``locks`` that their tokens still hold."""
+        ...
+
+
+class Records(Protocol):
+    """Records with a time to live, keyed by text."""
+
+    def add(self, key: str, value: str, ttl_s: float) -> bool:
+        """Insert unless a live record has ``key``; whether it did."""
+        ...
+
+    def get(self, key: str) -> str | None:
+        """The live record's value, or None."""
+        ...
+
+    def put(self, key: str, value: str, ttl_s: float) -> None:
+        """Insert or overwrite."""
+        ...
+
+    def delete(self, key: str) -> None:
+        """Remove the record if there is one."""
+        ...
+
+
+class Queues(Protocol):
+    """Queues of values handed between processes, and the watcher that wakes their waiters."""
+
+    @property
+    def watcher(self) -> Watcher:
+        """Wakes this process's waiters on the keys that may have a value."""
+        ...
+
+    def push(self, key: str, value: str, ttl_s: float) -> None:
+        """Append ``value``; the whole queue expires ``ttl_s`` after its last push."""
+        ...
+
+    def take(self, key: str) -> str | None:
+        """Take the oldest live value now (once across all processes), or None."""
+        ...
+
+
+class Approvals(Protocol):
+    """Remembered approvals, by id."""
+
+    def grant(self, approval: Approval, ttl_s: float) -> None:
+        """Keep ``approval`` for ``ttl_s``, replacing the one with its id."""
+        ...
+
+    def find(self, approval: str) -> Approval | None:
+        """The live approval with this id, or None."""
+        ...
+
+    def listed(self, principal: str | None, tool: str | None) -> list[Approval]:
+        """The live approvals of ``principal`` and ``tool`` (None: any), oldest first."""
+        ...
+
+    def revoke(self, approval: str | None, principal: str | None, tool: str | None) -> int:
+        """Delete the live approvals matching every filter given; how many there were."""
+        ...
+
+
+class AuditLog(Protocol):
+    """One audit record per call, ranked, read newest first."""
+
+    def write(self, record: AuditRecord, rank: int, keep_s: float) -> bool:
+        """Write ``record`` unless the call has one of equal or higher rank; whether it did."""
+        ...
+
+    def write_many(self, records: Sequence[tuple[AuditRecord, int]], keep_s: float) -> None:
+        """:meth:`write` each of a non-empty batch, in order, in one transaction or round trip."""
+        ...
+
+    def query(
+        self, tool: str | None, principal: str | None, since: float | None, limit: int
+    ) -> list[AuditRecord]:
+        """The newest ``limit`` records matching every filter given, newest first."""
+        ...
+
+    def prune(self, before: float) -> int:
+        """Delete the records of calls that ended before ``before``; how many."""
+        ...
+
+
+class Backend(Protocol):
+    """One backend: its roles, and what it says of itself."""
+
+    @property
+    def acts(self) -> ActClaims:
+        """Act claims and locks."""
+        ...
+
+    @property
+    def records(self) -> Records:
+        """Records."""
+        ...
+
+    @property
+    def queues(self) -> Queues:
+        """Queues."""
+        ...
+
+    @property
+    def approvals(self) -> Approvals:
+        """Remembered approvals."""
+        ...
+
+    @property
+    def audit(self) -> AuditLog:
+        """Audit records."""
+        ...
+
+    @property
+    def file(self) -> Path | None:
+        """The database file of a store in one file (SQLite), else None."""
+        ...
+
+    def health(self) -> str | None:
+        """None if the store is reachable and takes a real write now; else one line why not."""
+        ...
+
+    def durability(self) -> list[Risk]:
+        """How this store can lose records (an empty list when it keeps them as promised)."""
+        ...
+
+    def close(self) -> None:
+        """Stop the backend's threads and release its connections."""
+        ...
+
+
+class Store:
+    """Act claims, locks, records and queues shared by every process that opens the same URL.
+
+    Open one with :func:`host.store.open_store`; close it with :meth:`close`.
+
+    Args:
+        backend: Where the records are kept.
+        lease_s: How long an act claim or lock lasts without its owner renewing it: a dead
+            owner's claims read ``lost``, and its locks come free, at most this long after its
+            death.
+
+    Attributes:
+        lease_s: As given.
+    """
+
+    def __init__(self, backend: Backend, *, lease_s: float = DEFAULT_LEASE_S) -> None:
+        check_ttl(lease_s, "lease_s")
+        self.lease_s = lease_s
+        self.backend = backend
+        # NOTE: the roles are looked up once, so the hot path (claim, record) pays no more
+        # attribute lookups than a backend called directly.
+        self._acts = backend.acts
+        self._records = backend.records
+        self._queues = backend.queues
+        self._approvals = backend.approvals
+        self._audit = backend.audit
+        self._keeper = LeaseKeeper(self._renew, lease_s, repr(backend))
+
+    def __repr__(self) -> str:
+        return f"Store({self.backend!r})"
+
+    @property
+    def file(self) -> Path | None:
+        """The database file of a store in one file (SQLite), else None."""
+        return self.backend.file
+
+    # -- act claims and locks --------------------------------------------------------------------
+
+    def claim_act(self, key: str, *, ttl_s: float, incident: str) -> ActClaim | ActState:
+        """Claim the act ``key`` for this caller, or say what became of it.
+
+        The claim is committed before this returns, with this process as its owner and a lease
+        that the process renews until the claim records its result.
+
+        Args:
+            key: What identifies the act (for example the nonce of a request state).
+            ttl_s: How long the record lives after the result is recorded or the owner was last
+                known alive.
+            incident: The id every report about this act will name; kept only if this call
+                claims it.
+
+        Returns:
+            An :class:`ActClaim` if this caller may run the act; otherwise the act's state.
+
+        Raises:
+            host.errors.StoreError: The store failed, or refuses claims (its file was replaced).
+        """
+        check_claim(key, ttl_s, incident)
+        token = new_token()
+        acts = self._acts
+        found = acts.claim(key, token, incident, ttl_s, self.lease_s)
+        if found is not None:
+            return found
+        self._keeper.hold(token, key)
+        return ActClaim(key, incident, token, ttl_s, acts.record, acts.mark_lost, self._keeper)
+
+    def act_state(self, key: str) -> ActState | None:
+        """What became of the act ``key``, or None if it was never claimed (or has expired)."""
+        return self._acts.state(key)
+
+    def wait_act(self, key: str, timeout_s: float) -> ActState | None:
+        """Wait until the act ``key`` is no longer running, up to ``timeout_s``.
+
+        Returns:
+            Its state (still ``running`` if time ran out), or None if there is no such act.
+        """
+        return poll_until(
+            lambda: self._acts.state(key),
+            lambda state: state is None or state.status != "running",
+            timeout_s,
+            0.25,
+        )
+
+    def acquire_lock(self, name: str, *, wait_s: float = 0.0) -> Lock | None:
+        """Hold the lock ``name``, waiting up to ``wait_s`` for its holder to release it.
+
+        A lock is held by one caller at a time across every process of the store, and renewed
+        with this process's act claims: if the holder dies, the lock comes free within
+        :attr:`lease_s`. A holder stalled past its lease loses it the same way (a lease cannot
+        tell a dead holder from a frozen one), and learns so from :meth:`Lock.release`.
+
+        Args:
+            name: What the lock guards (for example a tool and the ticket it changes).
+            wait_s: How long to wait for it; 0 takes it only if it is free now.
+
+        Returns:
+            The held :class:`Lock`, or None if another holder kept it all that time.
+
+        Raises:
+            host.errors.StoreError: The store failed.
+        """
+        check_lock(name, wait_s)
+        token = new_token()
+        acts = self._acts
+        if not poll_until(lambda: acts.take_lock(name, token, self.lease_s), bool, wait_s, 0.1):
+            return None
+        self._keeper.hold_lock(token, name)
+        return Lock(name, token, acts.release_lock, self._keeper)
+
+    def _renew(self, claims: Claims, locks: Claims) -> None:
+        failed: StoreError | None = None
+        if claims:
+            try:
+                self._acts.renew(claims, self.lease_s)
+            except StoreError as exc:
+                failed = exc  # the locks are renewed all the same
+        if locks:
+            self._acts.renew_locks(locks, self.lease_s)
+        if failed is not None:
+            raise failed
+
+    # -- records and queues ----------------------------------------------------------------------
+
+    def add(self, key: str, value: str, ttl_s: float) -> bool:
+        """Insert a record only if there is none (or only an expired one) for ``key``.
+
+        Returns:
+            True if this call inserted it; False if the key was already taken.
+        """
+        check_ttl(ttl_s)
+        return self._records.add(key, value, ttl_s)
+
+    def get(self, key: str) -> str | None:
+        """The record's value, or None if there is none or it expired."""
+        return self._records.get(key)
+
+    def put(self, key: str, value: str, ttl_s: float) -> None:
+        """Insert or overwrite a record."""
+        check_ttl(ttl_s)
+        self._records.put(key, value, ttl_s)
+
+    def delete(self, key: str) -> None:
+        """Remove a record if there is one."""
+        self._records.delete(key)
+
+    def push(self, key: str, value: str, ttl_s: float) -> None:
+        """Append ``value`` to the queue ``key``, which expires ``ttl_s`` after its last push."""
+        check_ttl(ttl_s)
+        self._queues.push(key, value, ttl_s)
+
+    def pop(self, key: str, timeout_s: float) -> str | None:
+        """Take the oldest value from the queue ``key``, waiting up to ``timeout_s`` for one.
+
+        Each value is taken once, across all processes. A waiting caller costs no store traffic
+        of its own: one thread per process watches for pushes and wakes it.
+
+        Returns:
+            The value, or None if none arrived in time. ``timeout_s <= 0`` does not wait.
+        """
+        return pop_waiting(self._queues.watcher, key, timeout_s, self._queues.take)
+
+    # -- approvals and audit records -------------------------------------------------------------
+
+    def grant_approval(
+        self, principal: str, tool: str, question: str, key: str, ttl_s: float
+    ) -> Approval:
+        """Remember a yes for ``ttl_s`` seconds from now, replacing the same approval's earlier one.
+
+        Returns:
+            The approval kept; its id is :func:`host.store.records.approval_id` of the four.
+        """
+        approval = Approval.new(principal, tool, question, key, ttl_s)
+        self._approvals.grant(approval, ttl_s)
+        return approval
+
+    def find_approval(self, approval: str) -> Approval | None:
+        """The approval with this id, if it is remembered now (not expired, not revoked)."""
+        return self._approvals.find(approval)
+
+    def approvals(self, *, principal: str | None = None, tool: str | None = None) -> list[Approval]:
+        """The approvals remembered now, of ``principal`` and ``tool`` when given; oldest first."""
+        check_filters(principal=principal, tool=tool)
+        return self._approvals.listed(principal, tool)
+
+    def revoke_approvals(
+        self,
+        *,
+        approval: str | None = None,
+        principal: str | None = None,
+        tool: str | None = None,
+    ) -> int:
+        """Forget the approvals matching every filter given (at least one); how many there were.
+
+        Raises:
+            ValueError: No filter was given.
+        """
+        check_revoke(approval, principal, tool)
+        return self._approvals.revoke(approval, principal, tool)
+
+    def write_audit(self, record: AuditRecord, *, rank: int, keep_s: float) -> bool:
+        """Write the audit record of a call, in one step.
+
+        A call has one record: a write for a call that has one already replaces it only with a
+        higher ``rank`` (:data:`host.store.records.ACTED` over :data:`~host.store.records.ENDED`).
+        NOTE: on SQLite it waits at most a second for another process's write lock, not the
+        usual busy timeout: a stuck writer must not hold every call's answer for that long.
+
+        Args:
+            record: The record.
+            rank: How much this writer knows of the call.
+            keep_s: The retention period: Redis expires the record after it; SQLite keeps it
+                until :meth:`prune_audit`.
+
+        Returns:
+            True if the record was written.
+        """
+        check_ttl(keep_s, "keep_s")
+        return self._audit.write(record, rank, keep_s)
+
+    def write_audits(self, records: Sequence[tuple[AuditRecord, int]], *, keep_s: float) -> None:
+        """Write the audit records of many calls at once, each as :meth:`write_audit` would.
+
+        One transaction (SQLite) or one round trip (Redis) for the whole batch, in order: a later
+        record of the same call replaces an earlier one only with a higher rank.
+
+        Args:
+            records: Each record with its rank.
+            keep_s: The retention period, as for :meth:`write_audit`.
+        """
+        check_ttl(keep_s, "keep_s")
+        if records:
+            self._audit.write_many(records, keep_s)
+
+    def audit_records(
+        self,
+        *,
+        tool: str | None = None,
+        principal: str | None = None,
+        since: float | None = None,
+        limit: int = 100,
+    ) -> list[AuditRecord]:
+        """The newest records that match every filter given, newest first.
+
+        Args:
+            tool: Only this tool's calls.
+            principal: Only this caller's calls.
+            since: Only calls that ended at this Unix time or later.
+            limit: At most this many records.
+        """
+        check_filters(tool=tool, principal=principal)
+        check_limit(limit)
+        return self._audit.query(tool, principal, since, limit)
+
+    def prune_audit(self, before: float) -> int:
+        """Delete the records of calls that ended before ``before`` (Unix time); how many."""
+        return self._audit.prune(before)
+
+    # -- the store as a whole --------------------------------------------------------------------
+
+    def health(self) -> str | None:
+        """None if the store is reachable and takes a real write now; else one line why not."""
+        return self.backend.health()
+
+    def durability(self) -> list[Risk]:
+        """How this store can lose records (an empty list when it keeps them as promised).
+
+        Raises:
+            host.errors.StoreError: The store cannot be reached to ask (Redis).
+        """
+        return self.backend.durability()
+
+    def close(self) -> None:
+        """Stop background threads and release connections; the store is unusable afterwards."""
+        self._keeper.stop()
+        self.backend.close()

@@ -1,0 +1,265 @@
+"""What only the SQLite backend does: its URLs, WAL and sweeps, fsync'd group commits of claims,
+and writers of one process taking turns before they ask SQLite for its write lock.
+
+SQLite's busy handler polls with sleeps and serves nobody in order: with hundreds of threads of one
+worker writing at once (a burst of answers to open legacy questions), some waited past the busy
+timeout and their requests failed with "database is locked" while others wrote. Now a process's
+writers queue on a lock of their own, so SQLite only arbitrates between processes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from host.errors import StoreError
+from host.store import ActClaim, ActState, Store, open_store
+from host.store.sqlite import SqliteBackend
+
+
+def _claim(store: Store, key: str, incident: str = "inc-1", ttl_s: float = 30) -> ActClaim:
+    claim = store.claim_act(key, ttl_s=ttl_s, incident=incident)
+    assert isinstance(claim, ActClaim), claim
+    return claim
+
+
+# -- URLs and files --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["sqlite://", "sqlite:///", "sqlite://host/x.db", "sqlite:///:memory:", "sqlite:///a?x=1"],
+)
+def test_bad_sqlite_urls_are_refused(url: str) -> None:
+    with pytest.raises(StoreError, match=r"SQLite|in-memory"):
+        open_store(url)
+
+
+def test_sqlite_url_paths_follow_the_sqlalchemy_convention(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    relative = open_store("sqlite:///data/relative.db")
+    absolute = open_store(f"sqlite:///{tmp_path / 'absolute.db'}")  # four slashes in all
+    relative.put("k", "v", 30)
+    absolute.put("k", "v", 30)
+    relative.close()
+    absolute.close()
+    assert (tmp_path / "data" / "relative.db").is_file()
+    assert (tmp_path / "absolute.db").is_file()
+
+
+def test_sqlite_uses_wal_and_sweeps_expired_rows(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    store = Store(SqliteBackend(path, sweep_every_s=0))
+    store.put("old", "x", 0.05)
+    store.push("queue", "x", 0.05)
+    time.sleep(0.1)
+    store.put("new", "y", 30)
+    store.close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("SELECT key FROM store_records").fetchall() == [("new",)]
+        assert conn.execute("SELECT count(*) FROM store_queue").fetchone()[0] == 0
+
+
+def test_sqlite_file_that_is_not_a_database_is_a_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "junk.db"
+    path.write_bytes(b"this is not a database, just some text that is long enough" * 20)
+    with pytest.raises(StoreError, match=r"junk\.db"):
+        open_store(f"sqlite:///{path}")
+
+
+# -- durable claims --------------------------------------------------------------------------------
+
+
+def test_sqlite_commits_a_claim_and_its_result_with_fsync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from host.store.sqlite.pool import Connections
+
+    levels: list[int] = []
+    write = Connections.write
+
+    def spy(self: Connections, **kwargs: object):  # type: ignore[no-untyped-def]
+        cm = write(self, **kwargs)  # type: ignore[arg-type]
+
+        class Watch:
+            def __enter__(self) -> object:
+                conn = cm.__enter__()
+                levels.append(conn.execute("PRAGMA synchronous").fetchone()[0])
+                return conn
+
+            def __exit__(self, *exc: object) -> object:
+                return cm.__exit__(*exc)  # type: ignore[arg-type]
+
+        return Watch()
+
+    monkeypatch.setattr(Connections, "write", spy)
+    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    try:
+        claim = _claim(store, "act:k")
+        claim.record("done")
+    finally:
+        store.close()
+
+    assert levels == [2, 2]  # FULL for the claim and for its result
+
+
+def test_sqlite_claims_made_at_once_share_transactions_and_each_is_decided_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from host.store.sqlite.pool import Connections
+
+    durable: list[int] = []
+    write = Connections.write
+
+    def counted(self: Connections, **kwargs: object):  # type: ignore[no-untyped-def]
+        if kwargs.get("durable"):
+            durable.append(1)
+        return write(self, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Connections, "write", counted)
+    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    start = threading.Barrier(40)
+    results: dict[int, ActClaim | ActState] = {}
+
+    def claim(n: int) -> None:
+        start.wait()
+        # Half the threads race for one key; the others each claim a key of their own.
+        key = "act:shared" if n % 2 else f"act:own-{n}"
+        results[n] = store.claim_act(key, ttl_s=30, incident=f"inc-{n}")
+
+    try:
+        threads = [threading.Thread(target=claim, args=(n,)) for n in range(40)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        shared = [r for n, r in results.items() if n % 2]
+        own = [r for n, r in results.items() if not n % 2]
+        assert len(results) == 40
+        assert all(isinstance(r, ActClaim) for r in own)
+        [winner] = [r for r in shared if isinstance(r, ActClaim)]
+        assert all(
+            r == ActState("running", None, winner.incident) for r in shared if r is not winner
+        )
+        assert len(durable) < 40  # claims that came together were committed together
+    finally:
+        store.close()
+
+
+def test_sqlite_claims_waiting_together_all_fail_when_the_store_does(tmp_path: Path) -> None:
+    from host.errors import StoreError
+
+    path = tmp_path / "store.db"
+    store = open_store(f"sqlite:///{path}")
+    start = threading.Barrier(20)
+    outcomes: list[str] = []
+
+    def claim(n: int) -> None:
+        start.wait()
+        try:
+            store.claim_act(f"act:{n}", ttl_s=30, incident=f"inc-{n}")
+            outcomes.append("claimed")
+        except StoreError:
+            outcomes.append("refused")
+
+    try:
+        path.unlink()  # the file is gone under the running store: every write is refused
+        threads = [threading.Thread(target=claim, args=(n,)) for n in range(20)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert not any(thread.is_alive() for thread in threads)  # no waiter left hanging
+        assert outcomes == ["refused"] * 20
+    finally:
+        store.close()
+
+
+# -- writers taking turns --------------------------------------------------------------------------
+
+
+def test_a_writer_waits_for_its_turn_in_the_process_not_in_sqlite(tmp_path: Path) -> None:
+    backend = SqliteBackend(tmp_path / "store.db", busy_timeout_s=0.3)
+    store = Store(backend)
+    pool = backend.pool
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with pool.write():
+            holding.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert holding.wait(10)
+        with pytest.raises(StoreError, match=r"no turn to write within 0\.3s"):
+            store.put("k", "v", 60)
+    finally:
+        release.set()
+        holder.join(10)
+    store.put("k", "v", 60)  # the turn came back
+    assert store.get("k") == "v"
+    store.close()
+
+
+def test_hundreds_of_threads_writing_at_once_all_succeed(tmp_path: Path) -> None:
+    store = Store(SqliteBackend(tmp_path / "store.db", busy_timeout_s=10.0))
+    errors: list[str] = []
+    go = threading.Event()
+
+    def write(n: int) -> None:
+        go.wait(10)
+        for i in range(5):
+            try:
+                store.push(f"q{n}", str(i), 60)
+                assert store.add(f"spent:{n}:{i}", "1", 60)
+            except StoreError as exc:
+                errors.append(exc.message)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(300)]
+    for thread in threads:
+        thread.start()
+    go.set()
+    for thread in threads:
+        thread.join(60)
+    assert errors == []
+    assert [store.pop(f"q{n}", 0) for n in range(3)] == ["0", "0", "0"]
+    store.close()
+
+
+def test_health_names_a_lock_held_elsewhere_while_this_process_has_writers_waiting(
+    tmp_path: Path,
+) -> None:
+    from host.store.records import ACTED, AuditRecord
+
+    path = tmp_path / "store.db"
+    store = open_store(f"sqlite:///{path}")
+    holder = sqlite3.connect(path, isolation_level=None, timeout=5)
+    holder.execute("BEGIN EXCLUSIVE")  # another process holds the file
+
+    def writer() -> None:
+        # NOTE: waits (up to a second) for the file's lock while holding this process's turn.
+        with contextlib.suppress(StoreError):
+            store.write_audit(AuditRecord("r", 0.0, "bob", "probe", "acted"), rank=ACTED, keep_s=60)
+
+    waiting = threading.Thread(target=writer)
+    try:
+        waiting.start()
+        time.sleep(0.2)
+        reason = store.health()
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+        waiting.join()
+        store.close()
+
+    assert reason is not None and "database is locked" in reason
