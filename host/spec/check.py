@@ -30,7 +30,7 @@ from host.spec.rules_handlers import check_handlers
 from host.spec.rules_io import check_io
 from host.spec.rules_io_intent import check_io_intent
 from host.spec.rules_order import check_names, check_order
-from host.spec.rules_policy import check_durations, check_policy
+from host.spec.rules_policy import check_durations, check_policy, check_remember_keys
 from host.spec.rules_results import check_results
 from host.spec.rules_schema import check_shape
 from host.spec.rules_templates import check_templates
@@ -192,6 +192,7 @@ def _check_tool(doc: ToolDoc, index: HandlerIndex) -> list[Diagnostic]:
         *check_io_intent(doc),
         *check_results(doc),
         *check_policy(doc),
+        *check_remember_keys(doc, index),
         *check_order(doc),
         *check_names(doc),
         *check_forms(doc),
