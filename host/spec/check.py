@@ -28,7 +28,7 @@ from host.spec.rules_examples import check_examples
 from host.spec.rules_forms import check_forms
 from host.spec.rules_handlers import check_handlers
 from host.spec.rules_io import check_io
-from host.spec.rules_io_intent import check_io_intent
+from host.spec.rules_io_intent import check_io_intent, with_misplaced_properties
 from host.spec.rules_order import check_names, check_order
 from host.spec.rules_policy import check_durations, check_policy, check_remember_keys
 from host.spec.rules_results import check_results
@@ -185,11 +185,12 @@ def _scopes_at(locs: Locs, data: Any) -> Pos | None:
     return locs.key(("scopes",)) if isinstance(data, dict) and data.get("scopes") else None
 
 
-def _check_tool(doc: ToolDoc, index: HandlerIndex) -> list[Diagnostic]:
+def _check_tool(written: ToolDoc, index: HandlerIndex) -> list[Diagnostic]:
+    shape = [*check_io(written), *check_io_intent(written)]
+    doc = with_misplaced_properties(written)
     names_in_scope = scopes(doc.tool, doc.locs)
     return [
-        *check_io(doc),
-        *check_io_intent(doc),
+        *shape,
         *check_results(doc),
         *check_policy(doc),
         *check_remember_keys(doc, index),
@@ -249,18 +250,28 @@ def _server(
 
 
 def _unprotected(tools: list[_Checked], servers: list[tuple[Document, Any]]) -> list[Diagnostic]:
-    """Every ``scopes:`` written where no caller can hold a scope."""
+    """One warning for every ``scopes:`` written where no caller can hold a scope.
+
+    NOTE: one cause (no auth settings where the host runs) and one fix: a warning per tool
+    buried the specs' other problems, so the first place is reported and the rest are named.
+    """
     places = [_scopes_at(doc.locs, doc.data) for doc, _ in servers] + [t.scopes_at for t in tools]
+    written = sorted(p for p in places if p is not None)
+    if not written:
+        return []
+    others = ""
+    if len(written) > 1:
+        shown = ", ".join(str(p) for p in written[1:4])
+        more = f" and {len(written) - 4} more" if len(written) > 4 else ""
+        others = f" (here and at {shown}{more})"
     return [
         warning(
-            where,
+            written[0],
             "scopes-unprotected",
-            "scopes protect nothing without auth settings: set HOST_AUTH_ISSUER and "
+            f"scopes{others} protect nothing without auth settings: set HOST_AUTH_ISSUER and "
             "HOST_AUTH_AUDIENCE, or HOST_AUTH_TOKENS, where the host runs; host serve refuses "
             "to start without them",
         )
-        for where in places
-        if where is not None
     ]
 
 
