@@ -11,6 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from host.commands.path_hint import path_hint
 from host.commands.starter import FILES
 from host.spec.schema import render
 
@@ -49,4 +50,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"  host plan add_note --specs {specs} --arg text='Call the plumber'")
     print(f"  host call add_note --specs {specs} --arg text='Call the plumber'")
     print(f"  host serve --specs {specs}")
+    hint = path_hint()
+    if hint is not None:
+        print(hint)
     return 0
