@@ -21,6 +21,7 @@ REQUIREMENTS = {
         "'opentelemetry-exporter-otlp-proto-http>=1.25'"
     ),
     "redis": "'redis>=5'",
+    "fast": "'gunicorn[fast]>=25'",
     "pytest": "'pytest>=8'",
 }
 

@@ -179,3 +179,27 @@ def test_host_tools_shows_the_remember_policy(capsys: pytest.CaptureFixture[str]
     tools = {t["name"]: t for t in json.loads(capsys.readouterr().out)}
     [restart] = tools["restart_service"]["questions"]
     assert restart["remember"] == {"for": "8h", "key": "{{ service }}/{{ environment }}"}
+
+
+def test_a_key_of_names_remembers_a_yes_for_those_values_only(tmp_path: Path) -> None:
+    from host.testing.harness import serve
+
+    steps = (
+        "    environment: {type: string}\n    force: {type: boolean, default: false}\n"
+        "  required: [service, environment]\n"
+        "steps:\n  - confirm: sure\n    message: Restart {{ service }} in {{ environment }}?\n"
+        "    remember: {for: 8h, key: [service, environment, force]}\n"
+        "  - act: ops:restart\n"
+    )
+    diagnostics(tmp_path, SERVER, tool(steps))
+    yes = {"sure": {"action": "accept", "content": {"confirm": True}}}
+    with serve(tmp_path / "specs", tmp_path / "handlers", data_dir=tmp_path / "data") as mcp:
+        web_prod = {"service": "web", "environment": "prod"}
+        assert mcp.tools.call("restart", web_prod, answers=yes).asked == ["sure"]
+        assert mcp.tools.call("restart", web_prod).asked == []
+        forced = mcp.tools.call("restart", {**web_prod, "force": True}, answers=yes)
+        assert forced.asked == ["sure"]
+        slashed = {"service": "web/prod", "environment": ""}
+        assert mcp.tools.call("restart", slashed, answers=yes).asked == ["sure"]
+        keys = sorted(a.key for a in mcp.approvals.list())
+    assert keys == ["web%2Fprod//false", "web/prod/false", "web/prod/true"]
