@@ -203,3 +203,16 @@ def test_a_key_of_names_remembers_a_yes_for_those_values_only(tmp_path: Path) ->
         assert mcp.tools.call("restart", slashed, answers=yes).asked == ["sure"]
         keys = sorted(a.key for a in mcp.approvals.list())
     assert keys == ["web%2Fprod//false", "web/prod/false", "web/prod/true"]
+
+
+def test_a_keyword_indented_like_its_empty_property_is_one_error(tmp_path: Path) -> None:
+    steps = (
+        "    environment:\n    type: string\n  required: [service, environment]\n"
+        "steps:\n  - act: ops:restart\n"
+    )
+    [problem] = diagnostics(tmp_path, SERVER, tool(steps))
+    assert (problem.rule, problem.pos.line, problem.pos.column) == ("json-schema", 11, 17)
+    assert problem.message == (
+        "input.properties.environment is empty, and type: on the line below is indented like "
+        "it, so it reads as another property: indent type: two more spaces, under environment:"
+    )

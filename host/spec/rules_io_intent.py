@@ -22,7 +22,12 @@ from host.spec.diagnostics import Diagnostic
 from host.spec.load import YPath
 from host.spec.rules import did_you_mean, error
 
-__all__ = ["check_io_intent", "misplaced_properties", "with_misplaced_properties"]
+__all__ = [
+    "check_io_intent",
+    "misplaced_properties",
+    "schema_keywords",
+    "with_misplaced_properties",
+]
 
 # Keywords whose value is one schema, a list of schemas, or a mapping of names to schemas.
 _ONE = ("items", "not", "if", "then", "else", "contains", "additionalProperties", "propertyNames")
@@ -42,6 +47,11 @@ def _keywords() -> frozenset[str]:
     for part in top["allOf"]:
         names |= set(REGISTRY.contents(urljoin(top["$id"], part["$ref"]))["properties"])
     return frozenset(names)
+
+
+def schema_keywords() -> frozenset[str]:
+    """Every keyword JSON Schema 2020-12 knows."""
+    return _keywords()
 
 
 def check_io_intent(doc: ToolDoc) -> list[Diagnostic]:
