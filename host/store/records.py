@@ -171,8 +171,7 @@ class AuditRecord:
         time: When the call ended (Unix time).
         principal: Who called.
         tool: The tool.
-        outcome: ``acted``, ``read`` (a read-only tool's result), ``declined``, ``cancelled``,
-            ``unticked``, ``error`` or ``incident``.
+        outcome: ``acted``, ``declined``, ``cancelled``, ``unticked``, ``error`` or ``incident``.
         arguments: The call's arguments, redacted fields as ``"[redacted]"``.
         answers: Each answered question's ``{action, content}``, redacted the same way.
         approvals: The confirms the call went past: ``{question, via: asked|remembered}``, with
