@@ -129,3 +129,23 @@ def list_outbox() -> dict[str, Any]:
     """Every email sent to a customer, oldest first."""
     rows = _db().execute("SELECT body FROM outbox ORDER BY n").fetchall()
     return {"emails": [r["body"] for r in rows]}
+
+
+def ticket_counts() -> dict[str, int]:
+    """Open, closed and unassigned open tickets (a read: it changes nothing)."""
+    row = (
+        _db()
+        .execute(
+            "SELECT COALESCE(SUM(status = 'open'), 0) AS open,"
+            " COALESCE(SUM(status = 'closed'), 0) AS closed,"
+            " COALESCE(SUM(status = 'open' AND agent = ''), 0) AS unassigned FROM tickets"
+        )
+        .fetchone()
+    )
+    return dict(row)
+
+
+def outbox_count() -> int:
+    """How many emails were sent to customers (a read)."""
+    count: int = _db().execute("SELECT COUNT(*) FROM outbox").fetchone()[0]
+    return count

@@ -285,7 +285,11 @@ examples:
 
 
 def test_a_spec_file_with_errors_is_a_collection_error(pytester: pytest.Pytester) -> None:
-    project(pytester, SPECS.replace("  - act: h:close\n", "") + EXAMPLES)
+    # NOTE: a second act is an error (a tool without one is a read-only tool, not an error).
+    project(
+        pytester,
+        SPECS.replace("  - act: h:close\n", "  - act: h:close\n  - act: h:get\n") + EXAMPLES,
+    )
     result = run(pytester, "specs")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*the specs in*have errors:*", "*tools.yaml:*"])

@@ -172,7 +172,13 @@ def test_delete_checks_the_origin(legacy: Legacy) -> None:
 def test_tools_follow_the_revision(legacy: Legacy) -> None:
     legacy.initialize("2025-11-25")
     newest = {t["name"]: t for t in legacy.tools()}
-    assert list(newest) == ["assign_ticket", "close_ticket", "delete_ticket", "list_outbox"]
+    assert list(newest) == [
+        "assign_ticket",
+        "close_ticket",
+        "delete_ticket",
+        "list_outbox",
+        "service_status",
+    ]
     assert newest["list_outbox"]["title"] == "List outbox"
     assert "outputSchema" in newest["list_outbox"]
     legacy.initialize("2025-06-18", {"elicitation": {}})

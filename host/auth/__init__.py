@@ -7,8 +7,8 @@ The transport builds one :class:`Authenticator` from :class:`AuthSettings` at st
 :func:`insufficient_scope_challenge` what to answer when not. :func:`protected_resource_metadata`
 is the document to serve at each of :func:`protected_resource_paths`.
 
-Static tokens need nothing beyond the standard library; JWTs need PyJWT (``host[auth]``), imported
-only when an issuer is configured.
+Static tokens need nothing beyond the standard library; JWTs need PyJWT (the ``auth`` extra),
+imported only when an issuer is configured.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from host.auth.identity import ANONYMOUS, Identity
 from host.auth.settings import AuthSettings
 from host.auth.static import StaticTokens
 from host.auth.tokenfile import TOKEN_PREFIX
+from host.extras import install_line
 
 if TYPE_CHECKING:
     from host.auth.bearer import JwtVerifier
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["INSTALL_HINT", "Authenticator", "bearer_token"]
 
 #: What to install for JWT support, named in the start-up error when it is missing.
-INSTALL_HINT = "pip install 'host[auth]'"
+INSTALL_HINT = install_line("auth")
 
 # RFC 6750 section 2.1: credentials = "Bearer" 1*SP b64token.
 _BEARER = re.compile(r"Bearer +([A-Za-z0-9\-._~+/]+=*)", re.IGNORECASE)

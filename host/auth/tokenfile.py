@@ -36,6 +36,7 @@ __all__ = [
     "check_permissions",
     "create_token",
     "digest",
+    "ensure_directory",
     "parse_tokens",
     "read_tokens",
     "revoke_token",
@@ -177,6 +178,7 @@ def create_token(path: Path, name: str, scopes: list[str]) -> tuple[str, TokenRe
         created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         sha256=digest(token),
     )
+    ensure_directory(path)
     with _locked(path):
         records = read_tokens(path)
         if any(r.name == name for r in records):
@@ -186,6 +188,29 @@ def create_token(path: Path, name: str, scopes: list[str]) -> tuple[str, TokenRe
             )
         _write(path, [*records, record])
     return token, record
+
+
+def ensure_directory(path: Path) -> bool:
+    """Create the tokens file's directory, mode 0700, when it is missing; True if it was.
+
+    NOTE: the file holds token digests only, but its directory is kept private too, so no
+    other user can swap the file for one that holds their own token.
+
+    Raises:
+        AuthSettingsError: It is missing and cannot be created; the message says how to.
+    """
+    directory = path.parent
+    if directory.is_dir():
+        return False
+    try:
+        directory.mkdir(mode=0o700, parents=True)
+    except OSError as exc:
+        raise AuthSettingsError(
+            f"the directory of the tokens file {path} does not exist and cannot be created "
+            f"({exc.strerror}): create it as a user who may (sudo install -d -m 700 -o "
+            f"$(id -un) {directory}), or set HOST_AUTH_TOKENS to a file in a directory you own"
+        ) from None
+    return True
 
 
 def revoke_token(path: Path, name: str) -> TokenRecord:
@@ -209,6 +234,11 @@ def _locked(path: Path) -> Iterator[None]:
     lock_path = path.with_name(path.name + ".lock")
     try:
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except FileNotFoundError:
+        raise AuthSettingsError(
+            f"there is no tokens file {path}: its directory {path.parent} does not exist; "
+            "host token create makes both"
+        ) from None
     except OSError as exc:
         raise AuthSettingsError(f"cannot lock the tokens file {path}: {exc.strerror}") from None
     try:

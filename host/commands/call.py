@@ -90,9 +90,12 @@ def _client(args: argparse.Namespace) -> McpClient:
     if args.token:
         raise HostError("--token is for a running host (--url); in-process you call as yourself")
     # Only in-process calls need the server's code.
+    from host.assembly import assemble
     from host.settings import Settings
     from host.spec import load_project
-    from host.web.app import create_app
+    from host.testing.client import McpClient as KitClient
+    from host.testing.records import AuditKit
+    from host.web.app import build_app
 
     specs = specs_dir(args.specs)
     if not specs.is_dir():
@@ -106,8 +109,11 @@ def _client(args: argparse.Namespace) -> McpClient:
     issued = Issued()
     project = load_project(specs, handlers_dir(args.handlers, specs))
     token = issued.mint(local_user().principal, project.scopes)
-    app = create_app(settings=settings, project=project, authenticator=issued)
-    return McpClient(WsgiTransport(app, token=token), client_info=CLIENT)
+    served = assemble(settings, project)
+    app = build_app(served, issued)
+    # NOTE: the audit trail is how the command learns which confirms a remembered yes skipped.
+    audit = AuditKit(served.store, served.flush)
+    return KitClient(WsgiTransport(app, token=token), client_info=CLIENT, audit=audit)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -145,12 +151,30 @@ def run(args: argparse.Namespace) -> int:
         if error.data is not None:
             print(json.dumps(error.data, indent=2), file=sys.stderr)
         return 1
+    _say_remembered(client, args.tool)
     raw = result.raw or {}
     if "structuredContent" in raw:
         print(json.dumps(raw["structuredContent"], indent=2, ensure_ascii=False))
     else:
         print("\n".join(_block(c) for c in result.content))
     return 1 if result.is_error else 0
+
+
+def _say_remembered(client: McpClient, tool: str) -> None:
+    """Tell the person which confirms were not asked because a yes is remembered (in-process)."""
+    from host.testing.client import McpClient as KitClient
+
+    if not isinstance(client, KitClient):  # NOTE: a running host's (--url) audit trail is not here
+        return
+    records = client.audit.records(tool=tool, limit=1)
+    for used in records[0].approvals if records else ():
+        if used.get("via") == "remembered":
+            print(
+                f"host call: the confirm {used['question']!r} was not asked: a yes given before "
+                f"is remembered (approval {used.get('approval', '?')}; host approvals list shows "
+                "it, host approvals revoke ID asks again)",
+                file=sys.stderr,
+            )
 
 
 def _block(block: Mapping[str, Any]) -> str:

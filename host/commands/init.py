@@ -1,7 +1,8 @@
 """``host init [DIR]``: a starter spec directory that ``host validate`` and ``host test`` accept.
 
-Writes a server, one tool with a confirm and its examples, its handler, and the spec language's
-JSON Schema for editors (each YAML file points at it). Refuses to overwrite anything.
+Writes a server, one tool with a confirm and its examples, its handler, a pytest file and the
+``pytest.ini`` that lets ``pytest DIR`` pass from any directory, and the spec language's JSON
+Schema for editors (each YAML file points at it). Refuses to overwrite anything.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from host.commands.path_hint import path_hint
 from host.commands.starter import FILES
 from host.spec.schema import render
 
@@ -44,7 +46,11 @@ def run(args: argparse.Namespace) -> int:
     print("next:")
     print(f"  host validate {specs}")
     print(f"  host test {specs}")
+    print(f"  pytest {root}                  # its tests and examples, from any directory")
     print(f"  host plan add_note --specs {specs} --arg text='Call the plumber'")
     print(f"  host call add_note --specs {specs} --arg text='Call the plumber'")
     print(f"  host serve --specs {specs}")
+    hint = path_hint()
+    if hint is not None:
+        print(hint)
     return 0

@@ -126,6 +126,8 @@ def render(plan: Plan, tool: Tool) -> list[str]:
         lines.append(f"  act {plan.act}({parameters}) would run last; the plan did not run it")
     elif plan.outcome is not None:
         what = "fails" if plan.outcome.is_error else "ends without acting"
+        if plan.read_only and not plan.outcome.is_error and plan.outcome.ending is None:
+            what = "returns (read-only: no act)"
         lines.append(f"{what}: {_outcome(plan.outcome)}")
     else:
         lines.append(f"stops: still asking after {len(plan.rounds)} rounds")
@@ -186,7 +188,10 @@ def _plain(plan: Plan) -> dict[str, Any]:
             }
             for r in plan.rounds
         ],
-        "act": {"handler": plan.act, "reached": plan.acts, "run": False},
+        "act": None
+        if plan.read_only
+        else {"handler": plan.act, "reached": plan.acts, "run": False},
+        "read_only": plan.read_only,
         "ends": None if plan.outcome is None else plan.outcome.to_result(),
         "failure": plan.failure,
     }

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from host.commands.options import add_handlers, add_specs, handlers_dir, specs_dir
+from host.commands.path_hint import path_hint
 from host.serve import ServeOptions, serve
 
 __all__ = ["HELP", "configure", "run"]
@@ -89,6 +91,9 @@ def run(args: argparse.Namespace) -> int:
     if not specs.is_dir():
         print(f"host serve: no spec directory {specs}")
         return 2
+    hint = path_hint()
+    if hint is not None:
+        print(hint, file=sys.stderr)
     result = serve(options, exec_=not args.dry_run)
     if isinstance(result, int):
         return result

@@ -1,4 +1,4 @@
-"""The files ``host init`` writes: a server, one tool with a confirm, its handler and examples.
+"""The files ``host init`` writes: a server, a tool with a confirm, its handler, its tests.
 
 Kept as text here (not package data) so that the starter is visible, reviewed and tested like
 code: ``tests/test_authoring_commands.py`` validates it and runs its examples.
@@ -82,9 +82,52 @@ def add_note(text, notes, ctx):
     return {"saved": True, "count": len(notes) + 1}
 '''
 
+# NOTE: pytest finds this file from the directory it is given (`pytest DIR`) before the one it
+# runs in, so the relative paths below hold wherever pytest starts.
+PYTEST_INI = """\
+# pytest settings of these specs: run `pytest` here, or `pytest DIR` from any directory.
+# The host's pytest plugin (installed with host) reads the host_* keys.
+[pytest]
+# The spec directory the `mcp` fixture serves, relative to this file.
+host_specs = specs
+# Where pytest looks when run here without arguments: the tests, and the specs, whose
+# examples: run as tests too.
+testpaths = tests specs
+"""
+
+TESTS = '''\
+"""Tests of the notes tool through the real host: the `mcp` fixture serves ../specs.
+
+Each test gets a fresh data directory, so notes saved in one test are gone in the next.
+"""
+
+YES = {"action": "accept", "content": {"confirm": True}}
+
+
+def test_a_note_is_saved_after_a_yes(mcp):
+    result = mcp.tools.call("add_note", {"text": "Call the plumber"}, answers={"save": YES})
+    assert result.asked == ["save"]
+    assert result.json() == {"saved": True, "count": 1}
+
+
+def test_the_count_grows_with_each_note(mcp):
+    mcp.tools.call("add_note", {"text": "Call the plumber"}, answers={"save": YES})
+    second = mcp.tools.call("add_note", {"text": "Buy milk"}, answers={"save": YES})
+    assert second.json()["count"] == 2
+
+
+def test_nothing_is_saved_on_a_no(mcp):
+    declined = mcp.tools.call("add_note", {"text": "Call the plumber"}, answers={"save": "decline"})
+    assert declined.json()["saved"] is False
+    after = mcp.tools.call("add_note", {"text": "Buy milk"}, answers={"save": YES})
+    assert after.json()["count"] == 1
+'''
+
 #: Every file, by its path relative to the directory ``host init`` fills (the schema is added).
 FILES = {
     "specs/server.yaml": SERVER,
     "specs/notes.yaml": TOOL,
     "handlers/notes.py": HANDLER,
+    "tests/test_notes.py": TESTS,
+    "pytest.ini": PYTEST_INI,
 }

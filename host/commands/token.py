@@ -16,7 +16,7 @@ from pathlib import Path
 
 from host.auth.errors import AuthSettingsError
 from host.auth.scopes import split_scopes
-from host.auth.tokenfile import create_token, read_tokens, revoke_token
+from host.auth.tokenfile import create_token, ensure_directory, read_tokens, revoke_token
 
 __all__ = ["HELP", "configure", "run"]
 
@@ -79,6 +79,10 @@ def _from_env() -> Path | None:
 
 
 def _create(path: Path, name: str, scopes: list[str]) -> int:
+    if ensure_directory(path):
+        print(
+            f"Created the directory {path.parent} (mode 0700) for the tokens file.", file=sys.stderr
+        )
     token, record = create_token(path, name, scopes)
     granted = ", ".join(record.scopes) or "no scopes"
     print(

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from host.commands.options import add_handlers, add_specs, checked_project
-from host.spec.model import Act, Ask, Confirm, Project, Read, Tool
+from host.spec.durations import format_duration
+from host.spec.model import Act, Ask, Confirm, Project, Read, Remember, Tool
 
 __all__ = ["HELP", "configure", "describe_listed", "run", "tool_summary"]
 
@@ -63,6 +64,7 @@ def tool_summary(tool: Tool, project: Project) -> dict[str, Any]:
                 question["fields"] = {f.name: f.schema for f in step.fields}
             elif step.remember is not None:
                 question["remember_s"] = step.remember.for_s
+                question["remember"] = _remember(step.remember)
             questions.append(question)
     return {
         "name": tool.name,
@@ -78,6 +80,8 @@ def tool_summary(tool: Tool, project: Project) -> dict[str, Any]:
         "reads": [s.call for s in tool.steps if isinstance(s, Read)],
         "questions": questions,
         "act": next((s.call for s in tool.steps if isinstance(s, Act)), None),
+        "read_only": tool.read_only,
+        "returns": _returns(tool),
         "file": tool.pos.file,
         "line": tool.pos.line,
     }
@@ -98,12 +102,41 @@ def _text(summary: Mapping[str, Any]) -> list[str]:
         fields = ", ".join(question.get("fields", {}))
         what = f" ({fields})" if fields else ""
         lines.append(f"  asks: {question['name']} ({question['kind']}){what}{when}")
+        if "remember" in question:
+            remember = question["remember"]
+            lines.append(f"    remembers a yes for {remember['for']}, per {remember['key']}")
     if not summary["questions"]:
         lines.append("  asks: nothing")
     if summary["scopes"]:
         lines.append(f"  scopes: {' '.join(summary['scopes'])}")
-    lines.append(f"  acts: {summary['act']}  ({summary['file']}:{summary['line']})")
+    where = f"({summary['file']}:{summary['line']})"
+    if summary["read_only"]:
+        lines.append(f"  acts: nothing (read-only); returns {summary['returns']}  {where}")
+    else:
+        lines.append(f"  acts: {summary['act']}  {where}")
     return lines
+
+
+def _remember(remember: Remember) -> dict[str, Any]:
+    """A confirm's ``remember:`` policy: how long a yes lasts, and what it is about."""
+    key = remember.key
+    if key is None:
+        about = "call arguments (all of them)"
+    elif isinstance(key, str):
+        about = key
+    else:
+        about = ", ".join(key)
+    return {"for": format_duration(remember.for_s), "key": about}
+
+
+def _returns(tool: Tool) -> str | None:
+    """What a read-only tool returns: its ``result:``, or its last read (None with an act)."""
+    if not tool.read_only:
+        return None
+    if tool.result is not None:
+        return "its result:"
+    last = next((s.name for s in reversed(tool.steps) if isinstance(s, Read)), None)
+    return f"its last read ({last})"
 
 
 def describe_listed(tool: Mapping[str, Any]) -> list[str]:

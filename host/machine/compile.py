@@ -12,6 +12,7 @@ from typing import Any
 
 from host.machine.bind import Handler, load_handler
 from host.machine.forms import Form, confirm_form
+from host.machine.keys import KeyFunction, names_key, template_key
 from host.machine.remember import Remember
 from host.machine.run import Ending, Machine, QuestionStep, ReadStep
 from host.machine.timing import DEFAULT_ACT_S, DEFAULT_READ_S
@@ -96,8 +97,10 @@ def compile_tool(
             act = _handler(handlers_dir, step.call, loaded)
             returns = step.returns
             act_limit = step.timeout_s or act_limit
-    if act is None:  # the checker rejects this; a hand-built Project might not have been checked
-        raise ValueError(f"tool {tool.name} has no act step")
+    last_read = next((s.name for s in reversed(tool.steps) if isinstance(s, Read)), None)
+    if act is None and tool.result is None and last_read is None:
+        # NOTE: the checker rejects this; a hand-built Project might not have been checked.
+        raise ValueError(f"tool {tool.name} has no act step and nothing to return")
     input_schema = {"type": "object", **tool.input}
     return Machine(
         name=tool.name,
@@ -112,6 +115,8 @@ def compile_tool(
         scopes=frozenset((*server_scopes, *tool.scopes)),
         act_timeout_s=act_limit,
         audit_redact=frozenset(tool.audit_redact),
+        result=None if act is not None or tool.result is None else compile_result(tool.result),
+        last_read=last_read,
     )
 
 
@@ -149,8 +154,12 @@ def _question(step: Ask | Confirm) -> QuestionStep:
     remember = None
     if isinstance(step, Confirm) and step.remember is not None:
         key = step.remember.key
-        remember = Remember(step.remember.for_s, compile_text(key) if key is not None else None)
-        deps |= names(key) if key is not None else set()
+        made: KeyFunction | None = None
+        if isinstance(key, str):
+            made, deps = template_key(key), deps | names(key)
+        elif key is not None:
+            made, deps = names_key(key), deps | set(key)
+        remember = Remember(step.remember.for_s, made)
     outputs = frozenset({step.name, *(f.name for f in fields)})
     return QuestionStep(
         name=step.name,

@@ -55,6 +55,8 @@ class Plan:
         act: The act's handler, ``module:function``, and the parameters it would be given.
         outcome: How the call ends without acting (a declined result, a tool error), else None.
         failure: A read or template that failed, as text (the call would end with an incident).
+        read_only: The tool has no act: its ``outcome`` is the result a call returns (a plan
+            may show it, since nothing acts).
     """
 
     tool: str
@@ -65,6 +67,7 @@ class Plan:
     act_parameters: tuple[str, ...] = ()
     outcome: Outcome | None = None
     failure: str | None = None
+    read_only: bool = False
 
 
 class _ActRefused(Exception):
@@ -84,10 +87,12 @@ def plan_call(
             :func:`assumed_answer`.
     """
     chosen = dict(answers or {})
-    plan = Plan(machine.name, dict(arguments), act=machine.act.call)
-    plan.act_parameters = tuple(
-        p for p in (*machine.act.required, *machine.act.optional) if p != "ctx"
-    )
+    plan = Plan(machine.name, dict(arguments), read_only=machine.act is None)
+    if machine.act is not None:
+        plan.act = machine.act.call
+        plan.act_parameters = tuple(
+            p for p in (*machine.act.required, *machine.act.optional) if p != "ctx"
+        )
     invalid = machine.check_arguments(arguments)
     if invalid is not None:
         plan.outcome = invalid
@@ -144,7 +149,8 @@ def _dry(machine: Machine, current: PlannedRound) -> Machine:
             steps.append(step)
     dry = copy(machine)
     dry.steps = tuple(steps)
-    dry.act = Handler(machine.act.call, _refuse, (), ())
+    if machine.act is not None:
+        dry.act = Handler(machine.act.call, _refuse, (), ())
     return dry
 
 

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from host.machine.keys import KeyFunction
 from host.machine.types import Approved, CallContext
-from host.spec.templates import Renderer
 
 __all__ = ["Approving", "Remember", "arguments_key"]
 
@@ -29,17 +29,17 @@ def arguments_key(arguments: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class Remember:
-    """A compiled ``remember:``: how long a yes lasts, and its key's template (None: the digest
-    of the arguments)."""
+    """A compiled ``remember:``: how long a yes lasts, and how its key is made (None: the digest
+    of the arguments; see :mod:`host.machine.keys`)."""
 
     for_s: float
-    key: Renderer | None = None
+    key: KeyFunction | None = None
 
     def key_for(self, scope: Mapping[str, Any], arguments: Mapping[str, Any]) -> str:
         """The approval's key in this call, as the confirm reads now."""
         if self.key is None:
             return arguments_key(arguments)
-        return str(self.key(scope))
+        return self.key(scope)
 
 
 class Approving:

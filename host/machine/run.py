@@ -80,6 +80,8 @@ class Machine:
         scopes: Every scope a caller needs to call it (the server's and the tool's own).
         act_timeout_s: How long a caller waits for the act; past it the act goes on running.
         audit_redact: Input and form fields the audit trail stores as ``"[redacted]"``.
+        read_only: True for a tool without an act: its result is its ``result:`` template
+            (``result``) or the value of its last read (``last_read``); nothing is claimed.
     """
 
     def __init__(
@@ -89,7 +91,7 @@ class Machine:
         description: str,
         input_schema: dict[str, Any],
         steps: tuple[ReadStep | QuestionStep, ...],
-        act: Handler,
+        act: Handler | None,
         title: str | None = None,
         output_schema: dict[str, Any] | None = None,
         annotations: dict[str, Any] | None = None,
@@ -97,8 +99,13 @@ class Machine:
         scopes: frozenset[str] = frozenset(),
         act_timeout_s: float = DEFAULT_ACT_S,
         audit_redact: frozenset[str] = frozenset(),
+        result: Renderer | None = None,
+        last_read: str | None = None,
     ) -> None:
         self.name = name
+        self.read_only = act is None
+        self._result = result
+        self._last_read = last_read
         self.scopes = scopes
         self.act_timeout_s = act_timeout_s
         self.audit_redact = audit_redact
@@ -231,8 +238,20 @@ class Machine:
         if pending:
             return NeedInput(tuple(pending))
         approving.keep()
-        outcome = ctx.once(lambda: self._act(scope, ctx))
+        act = self.act
+        if act is None:
+            outcome = self._read_result(scope, ctx)
+        else:
+            outcome = ctx.once(lambda: self._act(scope, ctx, act))
         return replace(outcome, approvals=approving.used) if approving.used else outcome
+
+    def _read_result(self, scope: Mapping[str, Any], ctx: CallContext) -> Outcome:
+        """A read-only tool's result: no act, so no claim (nothing to run twice)."""
+        if self._result is not None:
+            value = self._result(scope)
+        else:
+            value = scope.get(self._last_read) if self._last_read is not None else None
+        return self._checked(Outcome.from_value(value), ctx)
 
     def _read(self, step: ReadStep, scope: Mapping[str, Any], ctx: CallContext) -> Any:
         """A read's value, if it comes within the read's time limit.
@@ -277,9 +296,9 @@ class Machine:
                 return "unticked"
         return None
 
-    def _act(self, scope: Mapping[str, Any], ctx: CallContext) -> Outcome:
+    def _act(self, scope: Mapping[str, Any], ctx: CallContext, act: Handler) -> Outcome:
         try:
-            value = self.act(scope, ctx)
+            value = act(scope, ctx)
             if self.returns == "value":
                 return self._checked(Outcome.from_value(value, acted=True), ctx)
         except ToolError as exc:
@@ -306,7 +325,7 @@ class Machine:
             return outcome
         where = "/".join(str(p) for p in error.absolute_path) or "the result"
         problem = f"the result does not match the tool's output schema at {where}: {error.message}"
-        return replace(self._incident(ctx, problem), acted=True)
+        return replace(self._incident(ctx, problem), acted=outcome.acted)
 
     def _incident(self, ctx: CallContext, problem: str | None = None) -> Outcome:
         incident = ids.incident()

@@ -63,14 +63,14 @@ def outcome_of(event: Round) -> str:
     """The audit outcome of a call-ending round.
 
     ``declined``, ``cancelled`` or ``unticked`` when the user ended it so; ``acted`` when it
-    finished without a tool error; ``incident`` for an internal failure or an act whose
-    outcome is unknown (each has an incident id); ``error`` for any other tool error or
-    refusal.
+    finished without a tool error (``read`` for a read-only tool: it has no act);
+    ``incident`` for an internal failure or an act whose outcome is unknown (each has an
+    incident id); ``error`` for any other tool error or refusal.
     """
     if event.ending:
         return event.ending
     if event.outcome == "complete":
-        return "acted"
+        return "read" if event.read_only else "acted"
     if event.incident:
         return "incident"
     return "error"

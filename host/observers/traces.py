@@ -10,10 +10,10 @@ the semantic conventions for MCP say, or the HTTP headers), with the conventions
 Tracing is on when a tracer provider is already installed in the process (``opentelemetry-
 instrument``, or code that set one), or when the standard variables ask for an exporter
 (``OTEL_TRACES_EXPORTER``, ``OTEL_EXPORTER_OTLP_ENDPOINT``, ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``)
-and the SDK is installed (``pip install 'host[otel]'``): the provider is then built from the same
-variables (service name and resource, sampler, batch processor, OTLP over HTTP or the console).
-``OTEL_SDK_DISABLED=true`` or ``OTEL_TRACES_EXPORTER=none`` turn it off. Otherwise nothing of
-OpenTelemetry is imported, and a round costs nothing more.
+and the SDK is installed (the ``otel`` extra, :mod:`host.extras`): the provider is then built
+from the same variables (service name and resource, sampler, batch processor, OTLP over HTTP
+or the console). ``OTEL_SDK_DISABLED=true`` or ``OTEL_TRACES_EXPORTER=none`` turn it off.
+Otherwise nothing of OpenTelemetry is imported, and a round costs nothing more.
 
 NOTE: the span is made from the round's event once the round has ended (start and end times from
 its duration), like every other observer's view of it; so a handler's own spans are not its
@@ -28,6 +28,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from host.extras import install_line
 from host.protocol.events import Round
 
 __all__ = ["TraceObserver", "trace_observer", "tracing_requested"]
@@ -56,8 +57,8 @@ def trace_observer(env: Mapping[str, str]) -> TraceObserver | None:
         from opentelemetry import trace
     except ImportError:
         log.warning(
-            "OpenTelemetry variables are set but the package is not installed: "
-            "pip install 'host[otel]'",
+            "OpenTelemetry variables are set but the package is not installed: %s",
+            install_line("otel"),
             extra={"event": "tracing_unavailable"},
         )
         return None
@@ -133,8 +134,8 @@ def _provider(env: Mapping[str, str]) -> Any:
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
     except ImportError:
         log.warning(
-            "OpenTelemetry variables are set but its SDK is not installed: "
-            "pip install 'host[otel]'",
+            "OpenTelemetry variables are set but its SDK is not installed: %s",
+            install_line("otel"),
             extra={"event": "tracing_unavailable"},
         )
         return None

@@ -224,6 +224,7 @@ class ToolHost:
             call_started=call.ledger.started,
             arguments=call.arguments,
             redact=call.machine.audit_redact,
+            read_only=call.machine.read_only,
         )
         try:
             return self._advance(call, event)

@@ -76,6 +76,7 @@ class Round:
         call_answers: When the round ends the call, every answer the call took, by key:
             ``{action, content}`` (never logged).
         approvals: When the round ends the call, the confirms it went past.
+        read_only: The tool has no act: a call that completes is audited as ``read``.
     """
 
     tool: str
@@ -102,6 +103,7 @@ class Round:
     ends: bool = False
     call_answers: Mapping[str, Any] = field(default_factory=dict)
     approvals: tuple[Approved, ...] = ()
+    read_only: bool = False
 
 
 RefusalKind = Literal["unauthenticated", "forbidden", "state"]

@@ -73,13 +73,17 @@ def build_tool(doc: Document) -> ToolDoc:
     locs = doc.locs
     steps = tuple(_step(step, ("steps", i), locs) for i, step in enumerate(data["steps"]))
     output = data.get("output")
+    annotations = dict(data.get("annotations") or {})
+    if not any("act" in step for step in data["steps"] if isinstance(step, dict)):
+        # NOTE: a tool without an act changes nothing, so it says so unless it says otherwise.
+        annotations.setdefault("readOnlyHint", True)
     tool = Tool(
         name=data["name"],
         description=data["description"],
         input=_object_schema(data.get("input")),
         steps=steps,
         title=data.get("title"),
-        annotations=dict(data.get("annotations") or {}),
+        annotations=annotations,
         output=None if output is None else _object_schema(output),
         examples=tuple(
             _example(item, locs.value(("examples", i)))
@@ -88,6 +92,7 @@ def build_tool(doc: Document) -> ToolDoc:
         pos=locs.key(("name",)),
         scopes=tuple(data.get("scopes") or ()),
         audit_redact=tuple((data.get("audit") or {}).get("redact") or ()),
+        result=data.get("result"),
     )
     return ToolDoc(tool, locs, data)
 
@@ -139,7 +144,10 @@ def _remember(written: dict[str, Any] | None, pos: Pos) -> Remember | None:
     if written is None:
         return None
     # NOTE: an unreadable `for` is reported by the duration rule; 0 keeps the model whole.
-    return Remember(seconds(written.get("for")) or 0.0, written.get("key"), pos)
+    key = written.get("key")
+    return Remember(
+        seconds(written.get("for")) or 0.0, tuple(key) if isinstance(key, list) else key, pos
+    )
 
 
 def _field(name: str, schema: dict[str, Any], pos: Any) -> FormField:

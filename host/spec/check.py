@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from host.errors import SpecError
@@ -23,6 +23,7 @@ from host.spec.rules import (
     DOCUMENT_RULES,
     SERVER_RULES,
     TOOL_RULES,
+    WRITTEN_RULES,
     CheckedTool,
     ToolFacts,
     check_shape,
@@ -32,6 +33,7 @@ from host.spec.rules import (
     no_tools,
     scopes_at,
     unprotected,
+    with_misplaced_properties,
 )
 from host.spec.scope import scopes
 from host.spec.yaml import Document, load_file, spec_files
@@ -168,9 +170,14 @@ def load_project(specs_dir: Path | str, handlers_dir: Path | str | None = None) 
     return result.project
 
 
-def _check_tool(doc: ToolDoc, index: HandlerIndex) -> list[Diagnostic]:
+def _check_tool(written: ToolDoc, index: HandlerIndex) -> list[Diagnostic]:
+    doc = with_misplaced_properties(written)
     facts = ToolFacts(doc, scopes(doc.tool, doc.locs), index)
-    return [d for rule in TOOL_RULES for d in rule(facts)]
+    as_written = replace(facts, doc=written)
+    return [
+        *(d for rule in WRITTEN_RULES for d in rule(as_written)),
+        *(d for rule in TOOL_RULES for d in rule(facts)),
+    ]
 
 
 def _server(servers: list[tuple[Document, Server | None]]) -> tuple[Server, bool]:

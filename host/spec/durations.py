@@ -56,10 +56,7 @@ def parse_duration(value: object, *, maximum: float | None = None) -> float:
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise DurationError(f"a duration is text like 30s, 10m, 8h or 7d, not {value!r}")
     if isinstance(value, int | float):
-        raise DurationError(
-            f"{value} has no unit: write {_number(value)}s, {_number(value)}m, "
-            f"{_number(value)}h or {_number(value)}d"
-        )
+        raise DurationError(_no_unit(value, maximum))
     text = value.strip()
     if not _WHOLE.match(text):
         raise DurationError(_unreadable(text))
@@ -80,6 +77,29 @@ def format_duration(seconds: float) -> str:
         if seconds >= size and seconds % size == 0:
             return f"{int(seconds // size)}{unit}"
     return f"{round(seconds * 1000)}ms"
+
+
+def _no_unit(value: float, maximum: float | None) -> str:
+    """A bare number: the units it could mean, only those within ``maximum`` as fixes."""
+    number = _number(value)
+    written = [(f"{number}{u}", value * _UNITS[u]) for u in ("s", "m", "h", "d")]
+    fits = [(text, s) for text, s in written if maximum is None or s <= maximum]
+    if len(fits) == len(written):
+        return f"{value} has no unit: write {', '.join(t for t, _ in fits[:-1])} or {fits[-1][0]}"
+    over = " and ".join(t for t, s in written if (t, s) not in fits)
+    limit = f"the most allowed here, {format_duration(maximum) if maximum is not None else ''}"
+    if not fits:
+        return f"{value} has no unit, and even {written[0][0]} is over {limit}"
+    choices = " or ".join(f"{t} ({_roughly(s)})" for t, s in fits)
+    return f"{value} has no unit: write {choices}; {over} would be over {limit}"
+
+
+def _roughly(seconds: float) -> str:
+    """``seconds`` in the largest unit it reaches, rounded: 3600 → ``1h``, 216000 → ``2.5d``."""
+    for unit in ("d", "h", "m"):
+        if seconds >= _UNITS[unit]:
+            return f"{round(seconds / _UNITS[unit], 1):g}{unit}"
+    return f"{seconds:g}s"
 
 
 def _number(value: float) -> str:

@@ -135,11 +135,12 @@ class Remember:
 
     Attributes:
         for_s: How long, in seconds (at most 30 days).
-        key: A template rendered at the confirm; None: the digest of the call's arguments.
+        key: A template rendered at the confirm, or the names whose values make the key (a
+            list); None: the digest of the call's arguments.
     """
 
     for_s: float
-    key: str | None = None
+    key: str | tuple[str, ...] | None = None
     pos: Pos = NOWHERE
 
 
@@ -215,6 +216,8 @@ class Tool:
         scopes: ``scopes:`` this tool needs, on top of the server's.
         audit_redact: ``audit: {redact: [...]}``: input and form fields stored as
             ``"[redacted]"`` in audit records.
+        result: A read-only tool's ``result:`` (a RESULT template); None: the value of its
+            last read. Only a tool without an act has one.
     """
 
     name: str
@@ -228,11 +231,17 @@ class Tool:
     pos: Pos = NOWHERE
     scopes: tuple[str, ...] = ()
     audit_redact: tuple[str, ...] = ()
+    result: Any = None
 
     @property
     def act(self) -> Act | None:
         """The tool's act step, if it has one."""
         return next((s for s in self.steps if isinstance(s, Act)), None)
+
+    @property
+    def read_only(self) -> bool:
+        """True for a tool without an act: it reads, maybe asks, and changes nothing."""
+        return self.act is None
 
 
 @dataclass(frozen=True)

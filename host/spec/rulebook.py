@@ -194,12 +194,22 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
         "Name an input or form field (the message lists them), or remove it; keep redacted "
         "fields out of `remember.key`.",
     ),
+    (
+        "remember-key",
+        "warning",
+        "A `remember.key` leaves out input properties that the act receives: a remembered yes "
+        "also approves calls that differ only in them.",
+        "Add them to the key (`key: [service, environment, force]`), or remove `key:` to use "
+        "the default key, a digest of every argument.",
+    ),
     # Order: questions before side effects.
     (
         "act-count",
         "error",
-        "A tool has no `act` step, or more than one.",
-        "Give the tool exactly one `- act: module:function`, as its last step.",
+        "A tool has more than one `act` step, an `act` and a `result:`, or neither an `act` nor "
+        "anything to return (a read or a `result:`).",
+        "Give the tool one `- act: module:function`, as its last step; or, for a read-only "
+        "tool, no act and a read or a `result:`.",
     ),
     (
         "order",

@@ -189,10 +189,22 @@ def _steps() -> dict[str, Any]:
                 "description": "Keep a yes for this caller, tool and key, and do not ask again.",
                 "properties": {
                     "for": _duration("How long a yes is kept (at most 30d)."),
-                    "key": _text(
-                        "What the yes is about, a template like `{{ service }}/{{ env }}` "
-                        "(default: the call's arguments)."
-                    ),
+                    "key": {
+                        "description": (
+                            "What the yes is about: names in scope, like `[service, env]`, or "
+                            "a template like `{{ service }}/{{ env }}` (default: the call's "
+                            "arguments)."
+                        ),
+                        "anyOf": [
+                            {"type": "string"},
+                            {
+                                "type": "array",
+                                "minItems": 1,
+                                "uniqueItems": True,
+                                "items": {"type": "string", "pattern": IDENTIFIER},
+                            },
+                        ],
+                    },
                 },
             },
         },
@@ -301,6 +313,13 @@ def _tool() -> dict[str, Any]:
             },
             "output": {"type": "object", "description": "JSON Schema (2020-12) of the result."},
             "steps": {"type": "array", "items": {"$ref": "#/definitions/step"}},
+            "result": {
+                **_RESULT,
+                "description": (
+                    "A read-only tool's result (a tool without an act): a template mapping "
+                    "rendered from the names in scope (default: the value of its last read)."
+                ),
+            },
             "examples": {"type": "array", "items": {"$ref": "#/definitions/example"}},
             "scopes": _scopes("Scopes a caller needs for this tool, on top of the server's."),
             "audit": {

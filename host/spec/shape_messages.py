@@ -13,7 +13,7 @@ from jsonschema.exceptions import ValidationError
 
 from host.spec.diagnostics import Diagnostic
 from host.spec.durations import DurationError, parse_duration
-from host.spec.model import STEP_KINDS
+from host.spec.model import REMEMBER_MAX_S, STEP_KINDS
 from host.spec.naming import describe_characters, plain_name, tool_name
 from host.spec.rulebook import did_you_mean, error, one_of
 from host.spec.schema import FORM_COMMON, FORM_KEYWORDS, FORM_TYPES
@@ -228,9 +228,11 @@ def is_duration(path: YPath) -> bool:
     )
 
 
-def duration_problem(value: Any) -> str:
+def duration_problem(value: Any, path: YPath = ()) -> str:
+    """What is wrong with a written duration at ``path``, with the fix that works there."""
+    longest = REMEMBER_MAX_S if path[-2:] == ("remember", "for") else None
     try:
-        parse_duration(value)
+        parse_duration(value, maximum=longest)
     except DurationError as exc:
         return str(exc)
     return "write a duration like 30s, 10m, 8h or 7d"

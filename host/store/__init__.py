@@ -6,7 +6,7 @@ Open one with :func:`open_store` from a URL:
   ``sqlite:////absolute/path.db`` (four slashes: the path is ``/absolute/path.db``), as in
   SQLAlchemy. One file serves every worker process of one machine.
 * ``redis://[user:password@]host:port/db``, or ``rediss://...`` for TLS, when several machines
-  serve the same specs. Needs ``pip install 'host[redis]'``.
+  serve the same specs. Needs the ``redis`` extra (:func:`host.extras.install_line`).
 
 The host holds one :class:`Store` over either backend (:mod:`host.store.sqlite`,
 :mod:`host.store.redis`). The contract (what "at most once" means on each backend, and what it

@@ -158,6 +158,8 @@ def mcp(
     host_env: dict[str, str | None],
 ) -> Iterator[McpClient]:
     """A modern MCP client of the real app serving ``host_specs``, with fresh data."""
+    if not host_specs.is_dir():
+        pytest.fail(_no_specs(request.config, host_specs), pytrace=False)
     try:
         project = project_for(request.config, host_specs, host_handlers)
     except SpecError as exc:
@@ -169,6 +171,24 @@ def mcp(
             yield client
         return
     pytest.fail(f"the specs in {host_specs} cannot be served:\n{problems}", pytrace=False)
+
+
+def _no_specs(config: pytest.Config, specs_dir: Path) -> str:
+    """Why ``mcp`` has no spec directory to serve, and the three ways to name the right one."""
+    if config.getoption("host_specs", default=None):
+        came = f"--host-specs, relative to {config.invocation_params.dir}"
+    elif config.inipath is not None:
+        came = f"host_specs = {config.getini('host_specs')} in {config.inipath}, relative to it"
+    else:
+        came = (
+            f"the default host_specs = specs, relative to {config.rootpath} (pytest found no "
+            "ini file there)"
+        )
+    return (
+        f"the mcp fixture has no spec directory to serve: {specs_dir} does not exist (from "
+        f"{came}); set host_specs in the pytest.ini (or [tool.pytest.ini_options]) beside your "
+        "tests, as host init writes it, pass --host-specs DIR, or override the host_specs fixture"
+    )
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

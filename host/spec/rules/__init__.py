@@ -10,9 +10,9 @@ from host.spec.rules.facts import DocumentRule, ToolFacts, ToolRule
 from host.spec.rules.forms import check_forms
 from host.spec.rules.handlers import check_handlers
 from host.spec.rules.io import check_io
-from host.spec.rules.io_intent import check_io_intent
+from host.spec.rules.io_intent import check_io_intent, with_misplaced_properties
 from host.spec.rules.order import check_names, check_order
-from host.spec.rules.policy import check_durations, check_policy
+from host.spec.rules.policy import check_durations, check_policy, check_remember_keys
 from host.spec.rules.project import (
     CheckedTool,
     duplicate_servers,
@@ -31,6 +31,7 @@ __all__ = [
     "DOCUMENT_RULES",
     "SERVER_RULES",
     "TOOL_RULES",
+    "WRITTEN_RULES",
     "CheckedTool",
     "DocumentRule",
     "ToolFacts",
@@ -42,6 +43,7 @@ __all__ = [
     "no_tools",
     "scopes_at",
     "unprotected",
+    "with_misplaced_properties",
 ]
 
 # NOTE: check_shape comes first and stands apart: it also says whether a document can be built
@@ -54,11 +56,13 @@ DOCUMENT_RULES: tuple[DocumentRule, ...] = (check_durations,)
 SERVER_RULES: tuple[DocumentRule, ...] = (check_server_text,)
 """Rules for the ``kind: server`` document."""
 
+WRITTEN_RULES: tuple[ToolRule, ...] = (check_io, check_io_intent)
+"""Rules for each tool's schemas as written, before a misplaced property is read as meant."""
+
 TOOL_RULES: tuple[ToolRule, ...] = (
-    check_io,
-    check_io_intent,
     check_results,
     check_policy,
+    check_remember_keys,
     check_order,
     check_names,
     check_forms,
@@ -68,4 +72,7 @@ TOOL_RULES: tuple[ToolRule, ...] = (
     check_tool_text,
     check_advice,
 )
-"""Rules for each ``kind: tool`` document that was built into the model, in this order."""
+"""Rules for each ``kind: tool`` document that was built into the model, in this order.
+
+NOTE: these see a property indented beside ``properties:`` as the author meant it (one of them),
+so that one mis-indent is one error (reported by ``WRITTEN_RULES``), not one per use of it."""

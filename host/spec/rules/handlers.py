@@ -56,10 +56,23 @@ def check_handlers(facts: ToolFacts) -> list[Diagnostic]:
         if handler.params is None:
             continue
         for param in handler.params:
+            if isinstance(step, Act) and _defined_after(param.name, scopes, i):
+                continue  # NOTE: the step defining it comes after the act: `order` is the cause
             problem_text = _param(param, handler, scopes.at(i), scopes, i)
             if problem_text is not None:
                 found.append(error(pos, *problem_text))
     return found
+
+
+def _defined_after(name: str, scopes: Scopes, index: int) -> bool:
+    """Whether ``name`` is not in scope at step ``index`` but a later step defines it."""
+    later = scopes.later(name)
+    return (
+        name not in scopes.at(index)
+        and later is not None
+        and later.step is not None
+        and later.step > index
+    )
 
 
 def _param(

@@ -15,6 +15,7 @@ from host.spec.param_headers import X_MCP_HEADER, find_annotations
 from host.spec.quick import QuickCheck
 from host.spec.rulebook import did_you_mean, error
 from host.spec.rules.facts import ToolFacts
+from host.spec.rules.io_intent import schema_keywords
 
 __all__ = ["check_io"]
 
@@ -67,9 +68,16 @@ def check_io(facts: ToolFacts) -> list[Diagnostic]:
         if not isinstance(written, dict):
             continue
         errors = [] if _quick_meta().passes(written) else _meta().iter_errors(written)
+        slipped = _slipped(written.get("properties"))
+        knock_ons = {name for names in slipped.values() for name in names}
         for err in errors:
             path = (key, *err.absolute_path)
-            found.append(error(doc.locs.value(path), "json-schema", _message(key, path, err)))
+            if len(path) > 2 and path[1] == "properties" and path[2] in knock_ons:
+                continue  # NOTE: a keyword that slipped out of the empty property above it
+            message = _message(key, path, err)
+            if len(path) == 3 and path[1] == "properties" and path[2] in slipped:
+                message = _empty_above(path, slipped[str(path[2])])
+            found.append(error(doc.locs.value(path), "json-schema", message))
         kind = written.get("type", "object")
         if kind != "object":
             found.append(
@@ -108,6 +116,38 @@ def _headers(doc: ToolDoc) -> list[Diagnostic]:
         for found in find_annotations(doc.data.get("input"))
         if found.problem is not None
     ]
+
+
+def _slipped(properties: Any) -> dict[str, list[str]]:
+    """Empty properties followed by keywords indented like them (``id:`` then ``type: string``).
+
+    NOTE: one line indented two spaces too little makes its property empty and the keyword a
+    property of its own; both are reported at the empty one, where the fix is.
+    """
+    if not isinstance(properties, dict):
+        return {}
+    found: dict[str, list[str]] = {}
+    empty: str | None = None
+    for name, value in properties.items():
+        if value is None:
+            empty = name
+            found[name] = []
+        elif empty is not None and name in schema_keywords() and not isinstance(value, dict):
+            found[empty].append(name)
+        else:
+            empty = None
+    return {name: keys for name, keys in found.items() if keys}
+
+
+def _empty_above(path: tuple[Any, ...], keys: list[str]) -> str:
+    where = ".".join(str(p) for p in path)
+    listed = ", ".join(f"{k}:" for k in keys)
+    below = "on the line below is" if len(keys) == 1 else "on the lines below are"
+    reads = "it reads as another property" if len(keys) == 1 else "they read as other properties"
+    return (
+        f"{where} is empty, and {listed} {below} indented like it, so {reads}: indent "
+        f"{listed} two more spaces, under {path[-1]}:"
+    )
 
 
 def _message(key: str, path: tuple[Any, ...], err: Any) -> str:

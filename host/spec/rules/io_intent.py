@@ -9,6 +9,7 @@ that holds the mistake.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import cache
 from typing import Any
 from urllib.parse import urljoin
@@ -22,7 +23,12 @@ from host.spec.rulebook import did_you_mean, error
 from host.spec.rules.facts import ToolFacts
 from host.spec.yaml import YPath
 
-__all__ = ["check_io_intent"]
+__all__ = [
+    "check_io_intent",
+    "misplaced_properties",
+    "schema_keywords",
+    "with_misplaced_properties",
+]
 
 # Keywords whose value is one schema, a list of schemas, or a mapping of names to schemas.
 _ONE = ("items", "not", "if", "then", "else", "contains", "additionalProperties", "propertyNames")
@@ -44,6 +50,11 @@ def _keywords() -> frozenset[str]:
     return frozenset(names)
 
 
+def schema_keywords() -> frozenset[str]:
+    """Every keyword JSON Schema 2020-12 knows."""
+    return _keywords()
+
+
 def check_io_intent(facts: ToolFacts) -> list[Diagnostic]:
     """Unknown keywords (``json-schema``) and ``required`` names without a property."""
     doc = facts.doc
@@ -55,6 +66,31 @@ def check_io_intent(facts: ToolFacts) -> list[Diagnostic]:
             if not _APPLICATORS.intersection(p for p in path if isinstance(p, str)):
                 found.extend(_required(doc, key, path, schema))
     return found
+
+
+def misplaced_properties(schema: Any) -> dict[str, Any]:
+    """Keys beside ``properties:`` that look like properties indented one level too little."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
+        return {}
+    return {
+        key: value
+        for key, value in schema.items()
+        if isinstance(value, dict) and key not in _keywords() and not key.startswith(("x-", "$"))
+    }
+
+
+def with_misplaced_properties(doc: ToolDoc) -> ToolDoc:
+    """``doc`` as if its misplaced input properties were indented under ``properties:``.
+
+    NOTE: the json-schema error at the misplaced key is the one cause; checked as written, every
+    use of the property (templates, handler parameters, remember keys) would be a knock-on error.
+    """
+    misplaced = misplaced_properties(doc.tool.input)
+    if not misplaced:
+        return doc
+    schema = {k: v for k, v in doc.tool.input.items() if k not in misplaced}
+    schema["properties"] = {**schema["properties"], **misplaced}
+    return replace(doc, tool=replace(doc.tool, input=schema))
 
 
 def _schemas(schema: Any, path: YPath) -> Iterator[tuple[YPath, dict[str, Any]]]:
@@ -106,7 +142,7 @@ def _required(doc: ToolDoc, key: str, path: YPath, schema: dict[str, Any]) -> li
         return []
     if path == (key,) and "properties" not in schema and key == "output":
         return []
-    properties = _declared(schema)
+    properties = _declared(schema) | set(misplaced_properties(schema))
     found = []
     for index, name in enumerate(required):
         if not isinstance(name, str) or name in properties:

@@ -1,12 +1,14 @@
-"""Order and names: one act, last, after every question; every name defined once.
+"""Order and names: at most one act, last, after every question; every name defined once.
 
-"Questions before side effects" is structural: a tool has exactly one ``act``, nothing comes
+"Questions before side effects" is structural: a tool has at most one ``act``, nothing comes
 after it, and no ``read`` (which runs on every round, before the user has answered) calls the
-act's handler.
+act's handler. A tool without an act is read-only: its result is its ``result:`` or the value of
+its last read, so it needs one of them.
 """
 
 from __future__ import annotations
 
+from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
 from host.spec.model import Act, Ask, Confirm, Pos, Read
 from host.spec.rulebook import error
@@ -26,15 +28,17 @@ def check_order(facts: ToolFacts) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     acts = [(i, s) for i, s in enumerate(tool.steps) if isinstance(s, Act)]
     if not acts:
+        return _read_only(doc)
+    if "result" in doc.data:
         found.append(
             error(
-                locs.key(("steps",)),
+                locs.key(("result",)),
                 "act-count",
-                f"tool '{tool.name}' has no act step; add '- act: module:function' as its "
-                "last step",
+                f"tool '{tool.name}' has an act (line {acts[0][1].pos.line}) and a result:, "
+                "which only a read-only tool has (the act's return value is the result): "
+                "remove result:, or remove the act if the tool only reads",
             )
         )
-        return found
     first_index, first = acts[0]
     for _, extra in acts[1:]:
         found.append(
@@ -77,6 +81,22 @@ def check_order(facts: ToolFacts) -> list[Diagnostic]:
                 )
             )
     return found
+
+
+def _read_only(doc: ToolDoc) -> list[Diagnostic]:
+    """A tool without an act returns its ``result:`` or its last read: it needs one of them."""
+    tool = doc.tool
+    if "result" in doc.data or any(isinstance(s, Read) for s in tool.steps):
+        return []
+    return [
+        error(
+            doc.locs.key(("steps",)),
+            "act-count",
+            f"tool '{tool.name}' has no act step and nothing to return: add '- act: "
+            "module:function' as its last step, or (a read-only tool) a read step, whose value "
+            "is the result, or a result: beside steps",
+        )
+    ]
 
 
 def check_names(facts: ToolFacts) -> list[Diagnostic]:

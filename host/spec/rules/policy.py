@@ -2,8 +2,9 @@
 
 The schema pass checks the shape of ``remember:``, ``timeout:``, ``timeouts:``, ``scopes:`` and
 ``audit:``; the rules here check what a shape cannot say: that a remembered yes lasts at most 30
-days, that ``audit.redact`` names fields the tool has, and that no ``remember.key`` writes a
-redacted field into the store (an approval's key is kept, and listed, as rendered).
+days, that ``audit.redact`` names fields the tool has, that no ``remember.key`` writes a
+redacted field into the store (an approval's key is kept, and listed, as rendered), and that a
+``remember.key`` covers every input the act receives (else one yes approves other calls too).
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ from jinja2 import TemplateSyntaxError
 from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
 from host.spec.durations import DURATION_PATTERN, DurationError, format_duration, parse_duration
+from host.spec.handlers import HandlerProblem
 from host.spec.model import REMEMBER_MAX_S, Ask, Confirm
-from host.spec.rulebook import did_you_mean, error, one_of
+from host.spec.rulebook import did_you_mean, error, one_of, warning
 from host.spec.rules.facts import ToolFacts
 from host.spec.rules.templates import used_names
 from host.spec.yaml import Document, YPath
 
-__all__ = ["check_durations", "check_policy"]
+__all__ = ["check_durations", "check_policy", "check_remember_keys", "key_names"]
 
 
 def check_policy(facts: ToolFacts) -> list[Diagnostic]:
@@ -31,6 +33,59 @@ def check_policy(facts: ToolFacts) -> list[Diagnostic]:
     ``remember.key`` uses one of them."""
     doc = facts.doc
     return _redact(doc) + _redacted_keys(doc)
+
+
+def key_names(key: str | tuple[str, ...]) -> frozenset[str]:
+    """The names a ``remember.key`` reads: a template's, or the list itself.
+
+    Raises:
+        jinja2.TemplateSyntaxError: a template key does not parse.
+    """
+    return used_names(key) if isinstance(key, str) else frozenset(key)
+
+
+def check_remember_keys(facts: ToolFacts) -> list[Diagnostic]:
+    """``remember-key``: a key that leaves out (unredacted) inputs the act receives lets one yes
+    approve calls that differ in them (a yes for ``web/prod`` also covering ``force: true``)."""
+    doc, index = facts.doc, facts.handlers
+    act, tool = doc.tool.act, doc.tool
+    inputs = set((tool.input.get("properties") or {}) if isinstance(tool.input, dict) else ())
+    if act is None or not inputs:
+        return []
+    try:
+        params = index.resolve(act.call).params
+    except HandlerProblem:  # NOTE: the handler rules report it
+        return []
+    # NOTE: a redacted input cannot be in a key (it is stored as rendered): redact-field's fix
+    # (remove key:, whose default digest covers it) is the only one, so it is not named here.
+    received = sorted(inputs & {p.name for p in params or ()} - set(tool.audit_redact))
+    found: list[Diagnostic] = []
+    for i, step in enumerate(tool.steps):
+        if not isinstance(step, Confirm) or step.remember is None or step.remember.key is None:
+            continue
+        try:
+            left_out = [name for name in received if name not in key_names(step.remember.key)]
+        except TemplateSyntaxError:
+            continue
+        if left_out:
+            found.append(_key_leaves_out(doc, i, act.call, step.remember.key, left_out))
+    return found
+
+
+def _key_leaves_out(
+    doc: ToolDoc, index: int, act: str, key: str | tuple[str, ...], left_out: list[str]
+) -> Diagnostic:
+    listed = ", ".join(repr(n) for n in left_out)
+    names = sorted(key_names(key) | set(left_out))
+    pronoun = "them" if len(left_out) > 1 else "it"
+    return warning(
+        doc.locs.value(("steps", index, "remember", "key")),
+        "remember-key",
+        f"remember.key leaves out {listed}, which the act {act} receives: a remembered yes "
+        f"also approves calls that differ only in {listed}; add {pronoun} to the key "
+        f"(key: [{', '.join(names)}]), or remove key: to use the default key, a "
+        "digest of every argument",
+    )
 
 
 def check_durations(doc: Document) -> list[Diagnostic]:
@@ -107,7 +162,7 @@ def _redacted_keys(doc: ToolDoc) -> list[Diagnostic]:
         if not hidden or key is None:
             continue
         try:
-            used = sorted(used_names(key) & hidden)
+            used = sorted(key_names(key) & hidden)
         except TemplateSyntaxError:  # NOTE: the template rules report a key that does not parse
             continue
         if used:

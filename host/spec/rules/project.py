@@ -88,18 +88,28 @@ def no_tools(first: Path) -> Diagnostic:
 
 
 def unprotected(tools: list[CheckedTool], servers: list[tuple[Document, Any]]) -> list[Diagnostic]:
-    """Every ``scopes:`` written where no caller can hold a scope."""
+    """One warning for every ``scopes:`` written where no caller can hold a scope.
+
+    NOTE: one cause (no auth settings where the host runs) and one fix: a warning per tool
+    buried the specs' other problems, so the first place is reported and the rest are named.
+    """
     places = [scopes_at(doc.locs, doc.data) for doc, _ in servers] + [t.scopes_at for t in tools]
+    written = sorted(p for p in places if p is not None)
+    if not written:
+        return []
+    others = ""
+    if len(written) > 1:
+        shown = ", ".join(str(p) for p in written[1:4])
+        more = f" and {len(written) - 4} more" if len(written) > 4 else ""
+        others = f" (here and at {shown}{more})"
     return [
         warning(
-            where,
+            written[0],
             "scopes-unprotected",
-            "scopes protect nothing without auth settings: set HOST_AUTH_ISSUER and "
+            f"scopes{others} protect nothing without auth settings: set HOST_AUTH_ISSUER and "
             "HOST_AUTH_AUDIENCE, or HOST_AUTH_TOKENS, where the host runs; host serve refuses "
             "to start without them",
         )
-        for where in places
-        if where is not None
     ]
 
 

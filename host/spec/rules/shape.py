@@ -155,7 +155,7 @@ def _map(err: ValidationError, doc: Document) -> list[Diagnostic]:
         ]
     pos = locs.value(path)
     if is_duration(path) and keyword in ("type", "pattern"):
-        return [error(pos, "duration", f"{where}: {duration_problem(instance)}")]
+        return [error(pos, "duration", f"{where}: {duration_problem(instance, path)}")]
     if path[-2:-1] == ("scopes",) and keyword == "pattern":
         return [bad_scope(pos, str(instance))]
     if keyword == "uniqueItems":

@@ -2,7 +2,7 @@
 
 Checked: ``missing``, ``message``, ``when`` (a bare expression), every string inside a RESULT
 (``declined``/``cancelled``/``unticked``, which may also use the question's own name, as in
-``{{ pick.action }}``) and template-valued ``enum`` options.
+``{{ pick.action }}``, and a read-only tool's ``result:``) and template-valued ``enum`` options.
 """
 
 from __future__ import annotations
@@ -46,6 +46,10 @@ def template_sites(doc: ToolDoc) -> Iterator[tuple[int, YPath, str, bool, bool]]
         remember = raw.get("remember")
         if isinstance(remember, dict) and isinstance(remember.get("key"), str):
             yield index, (*base, "remember", "key"), remember["key"], False, False
+        elif isinstance(remember, dict) and isinstance(remember.get("key"), list):
+            # NOTE: a key of names reads each of them, as `{{ name }}` would.
+            for i, name in enumerate(remember["key"]):
+                yield index, (*base, "remember", "key", i), f"{{{{ {name} }}}}", False, False
         if step.when is not None:
             yield index, (*base, "when"), step.when, True, False
         for key in ("declined", "cancelled", "unticked"):
@@ -58,6 +62,10 @@ def template_sites(doc: ToolDoc) -> Iterator[tuple[int, YPath, str, bool, bool]]
             items = field.get("items")
             if isinstance(items, dict) and isinstance(items.get("enum"), str):
                 yield index, (*base, "form", name, "items", "enum"), items["enum"], False, False
+    if "result" in data:
+        # NOTE: a read-only tool's result is rendered after its last step, from every name.
+        for path, text in _strings(data["result"], ("result",)):
+            yield len(doc.tool.steps), path, text, False, True
 
 
 def _strings(value: Any, path: YPath) -> Iterator[tuple[YPath, str]]:
@@ -123,7 +131,7 @@ def check_templates(facts: ToolFacts) -> list[Diagnostic]:
             continue
         found.extend(error(locs.value(path), "template-syntax", m) for m in unknown_calls)
         scope = dict(scopes.at(index))
-        step = doc.tool.steps[index]
+        step = doc.tool.steps[index] if index < len(doc.tool.steps) else None
         if own and isinstance(step, Ask | Confirm):
             # NOTE: a question's own results run only once it was asked: its name is defined.
             scope[step.name] = replace(scopes.at(index + 1)[step.name], definite=True)

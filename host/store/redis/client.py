@@ -1,7 +1,7 @@
 """The Redis backend's connection: one bounded pool per process, and redis-py's errors translated.
 
 redis-py is imported only here, when a Redis store is opened, so it stays an optional dependency
-(``pip install 'host[redis]'``).
+(the ``redis`` extra: see :func:`host.extras.install_line`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from host.errors import StoreError
+from host.extras import install_line
 
 __all__ = ["RedisClient", "ms", "redact"]
 
@@ -65,7 +66,7 @@ class RedisClient:
             import redis
         except ImportError as exc:
             raise StoreError(
-                f"the Redis store ({redact(url)}) needs redis-py: pip install 'host[redis]'"
+                f"the Redis store ({redact(url)}) needs redis-py: {install_line('redis')}"
             ) from exc
         self.url = redact(url)
         self.prefix = prefix
