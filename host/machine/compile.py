@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from host.machine.bind import Handler, load_handler
+from host.machine.definition import definition_digest
 from host.machine.forms import Form, confirm_form
 from host.machine.remember import Remember
 from host.machine.run import Ending, Machine, QuestionStep, ReadStep
@@ -112,6 +113,7 @@ def compile_tool(
         scopes=frozenset((*server_scopes, *tool.scopes)),
         act_timeout_s=act_limit,
         audit_redact=frozenset(tool.audit_redact),
+        definition=definition_digest(tool),
     )
 
 

@@ -80,6 +80,9 @@ class Machine:
         scopes: Every scope a caller needs to call it (the server's and the tool's own).
         act_timeout_s: How long a caller waits for the act; past it the act goes on running.
         audit_redact: Input and form fields the audit trail stores as ``"[redacted]"``.
+        definition: The digest of the tool's definition
+            (:func:`host.machine.definition.definition_digest`): what a call's records between
+            rounds are bound to.
     """
 
     def __init__(
@@ -97,8 +100,10 @@ class Machine:
         scopes: frozenset[str] = frozenset(),
         act_timeout_s: float = DEFAULT_ACT_S,
         audit_redact: frozenset[str] = frozenset(),
+        definition: str = "",
     ) -> None:
         self.name = name
+        self.definition = definition
         self.scopes = scopes
         self.act_timeout_s = act_timeout_s
         self.audit_redact = audit_redact
