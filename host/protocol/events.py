@@ -76,6 +76,7 @@ class Round:
         call_answers: When the round ends the call, every answer the call took, by key:
             ``{action, content}`` (never logged).
         approvals: When the round ends the call, the confirms it went past.
+        late_cancel: The client cancelled the call while its act ran (the act went on).
     """
 
     tool: str
@@ -102,6 +103,7 @@ class Round:
     ends: bool = False
     call_answers: Mapping[str, Any] = field(default_factory=dict)
     approvals: tuple[Approved, ...] = ()
+    late_cancel: bool = False
 
 
 RefusalKind = Literal["unauthenticated", "forbidden", "state"]
