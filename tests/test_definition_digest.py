@@ -26,8 +26,9 @@ from servers import HEADERS, Server, call, host_serve, send, sse
 
 from host.machine import compile_project
 from host.machine.definition import definition_digest
-from host.protocol import Ledger
+from host.protocol import Asked, Call, Finished, Ledger, RequestContext, ToolHost
 from host.spec import load_project
+from host.store import open_store
 
 YES = {"action": "accept", "content": {"confirm": True}}
 DECLINE = {"action": "decline"}
@@ -209,3 +210,65 @@ def test_a_ledger_carries_its_definition_through_its_payload() -> None:
     # A payload from before definitions were carried fits no compiled tool.
     old = {k: v for k, v in ledger.to_payload().items() if k != "v"}
     assert not Ledger.from_payload(old).fits("v1")
+
+
+WHEN_SPEC = """\
+kind: server
+name: noes
+elicitation: {enabled: true}
+---
+kind: tool
+name: close
+description: Close a ticket, asking only while the world says so.
+input: {properties: {id: {type: string}}, required: [id]}
+steps:
+  - read: world
+    call: ops:world
+  - confirm: go
+    message: "Close ticket {{ id }}?"
+    when: world.ask
+  - act: ops:close
+"""
+
+WHEN_HANDLERS = """\
+WORLD = {"ask": True}
+ACTS = []
+
+
+def world():
+    return dict(WORLD)
+
+
+def close(id):
+    ACTS.append(id)
+    return {"closed": id}
+"""
+
+
+def test_a_decline_never_becomes_an_act_even_when_its_question_is_no_longer_asked(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "handlers").mkdir()
+    (tmp_path / "specs" / "tools.yaml").write_text(WHEN_SPEC)
+    (tmp_path / "handlers" / "ops.py").write_text(WHEN_HANDLERS)
+    project = load_project(tmp_path / "specs", tmp_path / "handlers")
+    machines = compile_project(project)
+    machine = machines["close"]
+    handlers = machine.act.function.__globals__
+    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    host = ToolHost(project.server, machines, store, data_dir=tmp_path, observers=())
+    args = {"id": "T-9"}
+
+    asked = host.advance(Call(machine, args, RequestContext(), Ledger.start()))
+    assert isinstance(asked, Asked) and [q.key for q in asked.questions] == ["go"]
+    handlers["WORLD"]["ask"] = False  # the read now says: no question
+    for answer in (DECLINE, {"action": "cancel"}):
+        ended = host.advance(Call(machine, args, RequestContext(), asked.ledger, {"go": answer}))
+        assert isinstance(ended, Finished)
+        assert not ended.outcome.acted and ended.outcome.ending in ("declined", "cancelled")
+    assert handlers["ACTS"] == []
+    # A yes to the same question still acts: only a no is held against the act.
+    done = host.advance(Call(machine, args, RequestContext(), asked.ledger, {"go": YES}))
+    assert isinstance(done, Finished) and done.outcome.acted and handlers["ACTS"] == ["T-9"]
+    store.close()
