@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from servers import HEADERS, Server, call, host_serve, send, sse
 from host.machine import compile_project
 from host.machine.definition import definition_digest
 from host.protocol import Asked, Call, Finished, Ledger, RequestContext, ToolHost
+from host.protocol.approvals import StoreApprovals
 from host.spec import load_project
 from host.store import open_store
 
@@ -271,4 +273,17 @@ def test_a_decline_never_becomes_an_act_even_when_its_question_is_no_longer_aske
     # A yes to the same question still acts: only a no is held against the act.
     done = host.advance(Call(machine, args, RequestContext(), asked.ledger, {"go": YES}))
     assert isinstance(done, Finished) and done.outcome.acted and handlers["ACTS"] == ["T-9"]
+    store.close()
+
+
+def test_a_yes_counts_for_its_definition_and_an_operator_grant_for_any(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    given = StoreApprovals(store, "alice", "restart", "v1")
+    given.remember("go", "db", 3600)
+    assert given.remembered("go", "db")
+    reloaded = StoreApprovals(store, "alice", "restart", "v2")
+    assert not reloaded.remembered("go", "db")
+    time.sleep(0.05)
+    store.grant_approval("alice", "restart", "go", "db", 3600)  # an operator's grant, since
+    assert reloaded.remembered("go", "db")
     store.close()

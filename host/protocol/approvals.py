@@ -8,12 +8,13 @@ a yes that cannot be kept is logged and the call goes on.
 A yes is also bound to the definition of the tool it was given under: beside the approval, the
 store keeps the tool's definition digest under the approval's id (with the same lifetime), and a
 yes given to another definition (a reload changed the questions, the act or the input) no longer
-counts. An approval granted without one (by an operator, or by the testing kit) counts for the
-tool as it is.
+counts. An approval granted another way (by an operator, or by the testing kit), even over one
+a call gave, counts for the tool as it is: the digest names the grant it was kept with.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 
 from host.errors import StoreError
@@ -25,6 +26,8 @@ __all__ = ["StoreApprovals"]
 log = logging.getLogger("host.protocol")
 
 _DEFINITION = "approval-definition:"
+#: Grants further apart than this are two grants (a store keeps times to the microsecond).
+_SAME_GRANT_S = 0.01
 
 
 class StoreApprovals:
@@ -49,19 +52,28 @@ class StoreApprovals:
         """Whether this caller's yes to ``question`` about ``key`` is remembered now."""
         approval = approval_id(self.principal, self.tool, question, key)
         try:
-            if self.store.find_approval(approval) is None:
+            found = self.store.find_approval(approval)
+            if found is None:
                 return False
-            given_to = self.store.get(_DEFINITION + approval)
+            kept = self.store.get(_DEFINITION + approval)
         except StoreError as exc:
             self._failed("read", question, exc)
             return False
-        return given_to is None or given_to == self.definition
+        if kept is None:
+            return True
+        try:
+            definition, granted = json.loads(kept)
+            regranted = abs(float(granted) - found.granted) > _SAME_GRANT_S
+        except (ValueError, TypeError):
+            return False  # NOTE: unreadable: ask the user rather than guess
+        return regranted or definition == self.definition
 
     def remember(self, question: str, key: str, for_s: float) -> None:
         """Keep this caller's yes to ``question`` about ``key`` for ``for_s`` seconds."""
         try:
             kept = self.store.grant_approval(self.principal, self.tool, question, key, for_s)
-            self.store.put(_DEFINITION + kept.id, self.definition, for_s)
+            given = json.dumps([self.definition, kept.granted])
+            self.store.put(_DEFINITION + kept.id, given, for_s)
         except StoreError as exc:
             self._failed("keep", question, exc)
 
