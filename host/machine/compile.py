@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from host.machine.bind import Handler, load_handler
+from host.machine.definition import definition_digest
 from host.machine.forms import Form, confirm_form
 from host.machine.keys import KeyFunction, names_key, template_key
 from host.machine.remember import Remember
@@ -117,6 +118,7 @@ def compile_tool(
         audit_redact=frozenset(tool.audit_redact),
         result=None if act is not None or tool.result is None else compile_result(tool.result),
         last_read=last_read,
+        definition=definition_digest(tool),
     )
 
 

@@ -82,6 +82,9 @@ class Machine:
         audit_redact: Input and form fields the audit trail stores as ``"[redacted]"``.
         read_only: True for a tool without an act: its result is its ``result:`` template
             (``result``) or the value of its last read (``last_read``); nothing is claimed.
+        definition: The digest of the tool's definition
+            (:func:`host.machine.definition.definition_digest`): what a call's records between
+            rounds are bound to.
     """
 
     def __init__(
@@ -101,11 +104,13 @@ class Machine:
         audit_redact: frozenset[str] = frozenset(),
         result: Renderer | None = None,
         last_read: str | None = None,
+        definition: str = "",
     ) -> None:
         self.name = name
         self.read_only = act is None
         self._result = result
         self._last_read = last_read
+        self.definition = definition
         self.scopes = scopes
         self.act_timeout_s = act_timeout_s
         self.audit_redact = audit_redact

@@ -48,12 +48,15 @@ from host.protocol.events import Round
 from host.store import Store
 from host.store.records import ACTED, ENDED, AuditRecord, approval_id, call_id
 
-__all__ = ["REDACTED", "AuditObserver", "audit_record", "outcome_of"]
+__all__ = ["LATE_CANCEL", "REDACTED", "AuditObserver", "audit_record", "outcome_of"]
 
 log = logging.getLogger("host.audit")
 
 REDACTED = "[redacted]"
 """What a redacted field's value reads as in the audit trail."""
+
+LATE_CANCEL = "cancelled by the client while the act ran: too late, the act was not interrupted"
+"""The note of a call whose client cancelled it once its act had started."""
 
 #: How often one process prunes records past the retention period, at most.
 PRUNE_EVERY_S = 3600.0
@@ -106,6 +109,7 @@ def audit_record(event: Round, now: float) -> AuditRecord:
         incident=event.incident,
         duration_s=max(0.0, now - started) if started else event.duration_s,
         code=event.code,
+        note=LATE_CANCEL if event.late_cancel else None,
     )
 
 

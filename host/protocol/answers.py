@@ -15,13 +15,19 @@ session's questions. Only the ledger's own round carries it forward: a round tak
 the questions the previous round asked (:meth:`Ledger.take`), the machine looks each question up
 as it reads now (:meth:`Ledger.answer_for`), and questions asked again drop their old answers
 (:meth:`Ledger.next`).
+
+A ledger is also bound to the definition of the tool it began under (its digest,
+:attr:`host.machine.Machine.definition`): the core refuses to advance it under another, so no
+carrier of a call made before a reload that changed the tool can make the new tool act. And an
+answer that says no (a decline, a dismissal) held by a ledger never lets its call act
+(:meth:`Ledger.refusal`), whatever the tool asks now.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from host import ids
@@ -30,6 +36,7 @@ from host.machine import Answer, Question
 __all__ = ["Accepted", "Ledger"]
 
 _ACTIONS = frozenset({"accept", "decline", "cancel"})
+_NOES = frozenset({"decline", "cancel"})
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,8 @@ class Ledger:
         accepted: Answers accepted in earlier rounds, by key.
         started: When the call's first round started (Unix time), for the audit trail's
             duration; 0 when unknown.
+        definition: The digest of the tool's definition the call began under ("" until its
+            first round bound it; :meth:`bound`).
     """
 
     nonce: str
@@ -64,6 +73,7 @@ class Ledger:
     asked: Mapping[str, str] = field(default_factory=dict)
     accepted: Mapping[str, Accepted] = field(default_factory=dict)
     started: float = 0.0
+    definition: str = ""
 
     @classmethod
     def start(cls) -> Ledger:
@@ -85,7 +95,20 @@ class Ledger:
         }
         if not taken:
             return self
-        return Ledger(self.nonce, self.round, self.asked, {**self.accepted, **taken}, self.started)
+        return replace(self, accepted={**self.accepted, **taken})
+
+    def bound(self, definition: str) -> Ledger:
+        """This ledger bound to the tool's definition digest (done once, on the first round)."""
+        return replace(self, definition=definition)
+
+    def fits(self, definition: str) -> bool:
+        """Whether the call began under the tool's definition ``definition`` (unchanged since)."""
+        return self.definition == definition
+
+    def refusal(self) -> str | None:
+        """The key of an accepted answer that says no (decline, cancel), if any: no act may run."""
+        noes = (k for k, v in self.accepted.items() if v.answer.get("action") in _NOES)
+        return next(noes, None)
 
     def answer_for(self, question: Question) -> Answer | None:
         """The answer to ``question`` as it reads now; None when it must be asked (again)."""
@@ -110,7 +133,7 @@ class Ledger:
         """The ledger of the round that answers ``questions``: their old answers dropped."""
         asked = {q.key: q.digest() for q in questions}
         kept = {k: v for k, v in self.accepted.items() if k not in asked}
-        return Ledger(self.nonce, self.round + 1, asked, kept, self.started)
+        return replace(self, round=self.round + 1, asked=asked, accepted=kept)
 
     def to_payload(self) -> dict[str, Any]:
         """The ledger as compact JSON-ready data: the one encoding every carrier uses."""
@@ -120,6 +143,7 @@ class Ledger:
             "k": dict(self.asked),
             "a": {k: [v.digest, dict(v.answer)] for k, v in self.accepted.items()},
             "t": round(self.started, 3),
+            "v": self.definition,
         }
 
     @classmethod
@@ -133,12 +157,15 @@ class Ledger:
             nonce, round_, asked, accepted = data["n"], data["r"], data["k"], data["a"]
             # NOTE: a state sealed before the start time was carried reads as "unknown".
             started = data.get("t", 0.0)
+            # NOTE: a ledger sealed before definitions were carried fits no tool: "" is none.
+            definition = data.get("v", "")
             ledger = cls(
                 nonce,
                 round_,
                 asked,
                 {k: Accepted(d, a) for k, (d, a) in accepted.items()},
                 started,
+                definition,
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             raise ValueError("not a call ledger") from None
@@ -146,6 +173,7 @@ class Ledger:
             isinstance(started, int | float)
             and not isinstance(started, bool)
             and isinstance(nonce, str)
+            and isinstance(definition, str)
             and isinstance(round_, int)
             and round_ >= 1
             and _strings(asked)

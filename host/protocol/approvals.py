@@ -4,10 +4,17 @@ The machine asks for an approval by question and key only; who asks and in which
 here, by the core, so a handler or a spec can never reach another caller's approvals. A store that
 fails never skips a question: a lookup that fails reads "not remembered" (the user is asked), and
 a yes that cannot be kept is logged and the call goes on.
+
+A yes is also bound to the definition of the tool it was given under: beside the approval, the
+store keeps the tool's definition digest under the approval's id (with the same lifetime), and a
+yes given to another definition (a reload changed the questions, the act or the input) no longer
+counts. An approval granted another way (by an operator, or by the testing kit), even over one
+a call gave, counts for the tool as it is: the digest names the grant it was kept with.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 
 from host.errors import StoreError
@@ -18,6 +25,10 @@ __all__ = ["StoreApprovals"]
 
 log = logging.getLogger("host.protocol")
 
+_DEFINITION = "approval-definition:"
+#: Grants further apart than this are two grants (a store keeps times to the microsecond).
+_SAME_GRANT_S = 0.01
+
 
 class StoreApprovals:
     """The approvals of ``principal`` in ``tool``, kept in ``store``.
@@ -26,28 +37,43 @@ class StoreApprovals:
         store: The shared store.
         principal: Who calls.
         tool: The tool called.
+        definition: The digest of the tool's definition now.
     """
 
-    __slots__ = ("principal", "store", "tool")
+    __slots__ = ("definition", "principal", "store", "tool")
 
-    def __init__(self, store: Store, principal: str, tool: str) -> None:
+    def __init__(self, store: Store, principal: str, tool: str, definition: str = "") -> None:
         self.store = store
         self.principal = principal
         self.tool = tool
+        self.definition = definition
 
     def remembered(self, question: str, key: str) -> bool:
         """Whether this caller's yes to ``question`` about ``key`` is remembered now."""
+        approval = approval_id(self.principal, self.tool, question, key)
         try:
-            found = self.store.find_approval(approval_id(self.principal, self.tool, question, key))
+            found = self.store.find_approval(approval)
+            if found is None:
+                return False
+            kept = self.store.get(_DEFINITION + approval)
         except StoreError as exc:
             self._failed("read", question, exc)
             return False
-        return found is not None
+        if kept is None:
+            return True
+        try:
+            definition, granted = json.loads(kept)
+            regranted = abs(float(granted) - found.granted) > _SAME_GRANT_S
+        except (ValueError, TypeError):
+            return False  # NOTE: unreadable: ask the user rather than guess
+        return regranted or definition == self.definition
 
     def remember(self, question: str, key: str, for_s: float) -> None:
         """Keep this caller's yes to ``question`` about ``key`` for ``for_s`` seconds."""
         try:
-            self.store.grant_approval(self.principal, self.tool, question, key, for_s)
+            kept = self.store.grant_approval(self.principal, self.tool, question, key, for_s)
+            given = json.dumps([self.definition, kept.granted])
+            self.store.put(_DEFINITION + kept.id, given, for_s)
         except StoreError as exc:
             self._failed("keep", question, exc)
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +22,10 @@ from host.errors import AnswerMismatch, ProtocolError, ScopeError
 from host.machine import (
     NO_APPROVALS,
     CallContext,
+    Ending,
     Machine,
     NeedInput,
+    Once,
     Outcome,
     ProgressSink,
     Question,
@@ -49,6 +51,7 @@ __all__ = [
     "Step",
     "ToolHost",
     "can_elicit_form",
+    "changed",
 ]
 
 log = logging.getLogger("host.protocol")
@@ -72,6 +75,9 @@ class Call:
         logs: Where the handlers' ``ctx.log`` records go besides the server log; None: nowhere.
         version: The MCP revision the client speaks, for observers.
         trace: The caller's W3C trace context, for observers (:func:`trace_context`).
+        cancelled: Whether the client has cancelled the call, asked once its act has run (a
+            legacy session's ``notifications/cancelled``): the act is never interrupted, and
+            the audit record of one that ran says the cancel came too late.
     """
 
     machine: Machine
@@ -84,6 +90,7 @@ class Call:
     logs: LogForward | None = None
     version: str | None = None
     trace: Mapping[str, str] = field(default_factory=dict)
+    cancelled: Callable[[], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -227,7 +234,10 @@ class ToolHost:
             read_only=call.machine.read_only,
         )
         try:
-            return self._advance(call, event)
+            step = self._advance(call, event)
+            if event.acted and call.cancelled is not None and call.cancelled():
+                event.late_cancel = True
+            return step
         except ProtocolError as exc:
             event.outcome, event.code = "rejected", exc.code
             raise
@@ -235,14 +245,41 @@ class ToolHost:
             event.duration_s = time.monotonic() - event.started
             notify(self.observers, event)
 
+    def withdrawn(self, call: Call, ledger: Ledger) -> None:
+        """Tell the observers that the client cancelled ``call`` while its questions were open.
+
+        Nothing ran in the round the cancel ended, so the core never saw it; the audit trail
+        records the call as ``cancelled``, with the answers taken before.
+        """
+        event = Round(
+            call.machine.name,
+            ledger.round,
+            call.request.principal,
+            time.monotonic(),
+            version=call.version,
+            trace=call.trace,
+            nonce=ledger.nonce,
+            call_started=ledger.started,
+            arguments=call.arguments,
+            redact=call.machine.audit_redact,
+            ending="cancelled",
+            ends=True,
+            call_answers=ledger.answers(),
+        )
+        notify(self.observers, event)
+
     def _advance(self, call: Call, event: Round) -> Step:
         machine = call.machine
         ledger = call.ledger.take(call.responses, machine.form_fields)
+        if ledger.round == 1:
+            ledger = ledger.bound(machine.definition)
         event.answers = ledger.answered(k for k in call.ledger.asked if k in call.responses)
         if ledger.round > 1:
             recorded = self.acts.recorded(ledger.nonce, machine.name)
             if recorded is not None:
                 return self._finished(event, recorded, ledger)
+            if not ledger.fits(machine.definition):
+                return self._finished(event, changed(machine, call.request), ledger)
         try:
             result = machine.run(call.arguments, ledger, self._context(call, ledger))
         except AnswerMismatch as exc:
@@ -302,15 +339,49 @@ class ToolHost:
             round=ledger.round,
             # NOTE: only a call that asked has a nonce the client can send back; a first-round
             # act cannot be retried as the same call, so it needs no claim.
-            once=(
+            once=_refused(ledger)
+            or (
                 self.acts.guard(ledger.nonce, call.machine.name, call.machine.act_timeout_s)
                 if ledger.round > 1
                 else Acts.first_round(call.machine.name, call.machine.act_timeout_s)
             ),
             report=call.progress,
             approvals=(
-                StoreApprovals(self.store, request.principal, call.machine.name)
+                StoreApprovals(
+                    self.store, request.principal, call.machine.name, call.machine.definition
+                )
                 if call.machine.remembers
                 else NO_APPROVALS
             ),
         )
+
+
+def changed(machine: Machine, request: RequestContext) -> Outcome:
+    """The end of a call whose tool changed (a reload) since its questions were asked."""
+    log.info(
+        "call of an earlier definition",
+        extra={"event": "definition_changed", "tool": machine.name, "principal": request.principal},
+    )
+    return Outcome.error(
+        f"The tool {machine.name} changed since this call's questions were asked, so nothing "
+        "was done. Call the tool again: its questions will be asked as they read now."
+    )
+
+
+def _refused(ledger: Ledger) -> Once | None:
+    """The ``ctx.once`` of a call holding a no (decline, cancel): it never runs the act.
+
+    NOTE: the machine ends a call at the question answered no; this holds even when that
+    question is no longer asked (its ``when`` now false), so a no never becomes an act.
+    """
+    key = ledger.refusal()
+    if key is None:
+        return None
+    said = ledger.accepted[key].answer.get("action")
+    ending: Ending = "declined" if said == "decline" else "cancelled"
+    text = f"The user said no ({key}). Nothing was done."
+
+    def never(act: Callable[[], Outcome]) -> Outcome:
+        return replace(Outcome.from_value(text), ending=ending)
+
+    return never

@@ -77,6 +77,7 @@ class Round:
             ``{action, content}`` (never logged).
         approvals: When the round ends the call, the confirms it went past.
         read_only: The tool has no act: a call that completes is audited as ``read``.
+        late_cancel: The client cancelled the call while its act ran (the act went on).
     """
 
     tool: str
@@ -104,6 +105,7 @@ class Round:
     call_answers: Mapping[str, Any] = field(default_factory=dict)
     approvals: tuple[Approved, ...] = ()
     read_only: bool = False
+    late_cancel: bool = False
 
 
 RefusalKind = Literal["unauthenticated", "forbidden", "state"]

@@ -147,6 +147,8 @@ class AuditRecord:
         duration_s: Seconds from the call's first round to its end.
         code: The JSON-RPC error code, when the call ended refused (questions switched off,
             a client that cannot answer).
+        note: What else happened to the call, when something did (a cancel that came while
+            the act ran, too late to stop it).
     """
 
     id: str
@@ -161,10 +163,11 @@ class AuditRecord:
     incident: str | None = None
     duration_s: float = 0.0
     code: int | None = None
+    note: str | None = None
 
     def describe(self) -> dict[str, Any]:
-        """JSON-ready fields, as ``host audit --format json`` prints them."""
-        return {
+        """JSON-ready fields, as ``host audit --format json`` prints them (``note`` when set)."""
+        described = {
             "id": self.id,
             "time": iso(self.time, ms=True),
             "principal": self.principal,
@@ -178,6 +181,9 @@ class AuditRecord:
             "duration_ms": round(self.duration_s * 1000, 1),
             "code": self.code,
         }
+        if self.note is not None:
+            described["note"] = self.note
+        return described
 
     def body(self) -> str:
         """What the store keeps besides the indexed fields, as one JSON text."""
@@ -191,6 +197,7 @@ class AuditRecord:
                 "i": self.incident,
                 "d": self.duration_s,
                 "c": self.code,
+                **({"n": self.note} if self.note is not None else {}),
             },
             ensure_ascii=False,
             default=str,
@@ -213,4 +220,5 @@ class AuditRecord:
             data["i"],
             float(data["d"]),
             data["c"],
+            data.get("n"),
         )

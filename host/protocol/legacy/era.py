@@ -118,7 +118,9 @@ class LegacyProtocol:
             return self._initialize(message, request)
         session = self._session(request)
         if isinstance(message, Notification):
-            # NOTE: initialized, cancelled, roots changes: nothing to act on for a tool host.
+            if message.method == "notifications/cancelled":
+                self.relay.cancel(session, message.params.get("requestId"))
+            # NOTE: initialized, roots changes: nothing to act on for a tool host.
             return Reply(202)
         method = self._methods.get(message.method)
         try:

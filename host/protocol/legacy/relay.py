@@ -11,6 +11,13 @@ Request ids are random (144 bits), so nobody can answer a question they were not
 recorded with its session, so a session can answer only its own. A question unanswered after the
 answer timeout ends the call with a result saying so; nothing is done.
 
+A question's record also names the tool and the digest of its definition: an answer that arrives
+after a reload changed the tool (on a new worker) ends the call with a result that says so, and
+nothing is done. ``notifications/cancelled`` for the call, on any worker, withdraws its open
+question: the worker holding the stream ends the call (its audit outcome ``cancelled``) without
+a response, as MCP asks, and an answer that arrives afterwards is accepted and ignored. An act
+already running is not interrupted; its audit record says the cancel came too late.
+
 The questions of one round go out one after another; when every one is answered, the machine
 advances with all the answers, as a modern retry would, and may ask again. When the call's
 request carries a ``progressToken``, or the session set a log level, the later rounds run beside
@@ -32,7 +39,7 @@ from host.errors import ProtocolError, StoreError
 from host.machine import Outcome, Question
 from host.protocol import adapt
 from host.protocol.calls import Pending, next_round
-from host.protocol.core import ToolHost
+from host.protocol.core import ToolHost, changed
 from host.protocol.digests import digest
 from host.protocol.jsonrpc import INVALID_REQUEST, Response, error, failure, internal_error, success
 from host.protocol.legacy.sessions import LegacyOptions, Session
@@ -46,6 +53,13 @@ log = logging.getLogger("host.protocol.relay")
 _QUESTION = "elicit:"
 _ANSWERED = "elicit-answered:"
 _QUEUE = "answer:"
+_OPEN = "elicit-open:"
+_CANCELLED = "elicit-cancelled:"
+_WITHDRAWN = "elicit-withdrawn:"
+
+
+class _Cancelled:
+    """How a round's questions end when the client cancelled the call."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +69,11 @@ class _Stream:
     session: Session
     request_id: str | int
     notifier: Notifier | None = None
+
+    @property
+    def call(self) -> str:
+        """The call's name in the store: its session and request id, digested."""
+        return digest(["call", self.session.id, self.request_id])
 
 
 class Relay:
@@ -98,8 +117,14 @@ class Relay:
                 waiting on (unknown, expired, another session's), or it was answered already.
         """
         qid = response.id if isinstance(response.id, str) else ""
-        owner = self.store.get(_QUESTION + qid) if qid else None
-        if owner is None or owner != session.id:
+        if qid and self.store.get(_WITHDRAWN + qid) == session.id:
+            log.info(
+                "answer after a cancel ignored",
+                extra={"event": "answer_ignored", "session": session.tag, "question": _tag(qid)},
+            )
+            return
+        record = _record(self.store.get(_QUESTION + qid) if qid else None)
+        if record is None or record.get("s") != session.id:
             raise error(
                 INVALID_REQUEST,
                 "Unknown response: no question with this id is waiting in this session "
@@ -107,22 +132,51 @@ class Relay:
             )
         if not self.store.add(_ANSWERED + qid, "1", self._ttl_s):
             raise error(INVALID_REQUEST, "This question was already answered")
-        reply = (
-            {"result": response.result}
-            if response.result is not None
-            else {"error": response.error}
-        )
+        reply: dict[str, Any]
+        machine = self.host.machines.get(str(record.get("t")))
+        if machine is None or machine.definition != record.get("v"):
+            reply = {"changed": True}  # NOTE: a reload changed the tool since it asked
+        elif response.result is not None:
+            reply = {"result": response.result}
+        else:
+            reply = {"error": response.error}
         self.store.push(_QUEUE + qid, json.dumps(reply), self._ttl_s)
         log.info(
             "answer relayed",
             extra={"event": "answer_relayed", "session": session.tag, "question": _tag(qid)},
         )
 
+    def cancel(self, session: Session, request_id: Any) -> None:
+        """``notifications/cancelled`` for the call ``request_id``: withdraw its open question.
+
+        Any worker may get it: the cancel is kept in the store, where the worker holding the
+        call's stream finds it, and the open question is woken with it.
+        """
+        if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+            return
+        call = _Stream(session, request_id).call
+        self.store.put(_CANCELLED + call, "1", self._ttl_s)
+        qid = self.store.get(_OPEN + call)
+        if qid is not None:
+            self.store.put(_WITHDRAWN + qid, session.id, self._ttl_s)
+            self.store.push(_QUEUE + qid, json.dumps({"cancelled": True}), self._ttl_s)
+        log.info(
+            "call cancelled",
+            extra={"event": "call_cancelled", "session": session.tag, "open": qid is not None},
+        )
+
+    def _cancelled(self, stream: _Stream) -> bool:
+        return self.store.get(_CANCELLED + stream.call) is not None
+
     def _events(self, stream: _Stream, pending: Pending) -> Generator[Event, None, None]:
         sent: list[str] = []
         try:
             while True:
                 answered = yield from self._ask(stream, pending, sent)
+                if isinstance(answered, _Cancelled):
+                    # NOTE: MCP: no response to a cancelled request; the stream just ends.
+                    self.host.withdrawn(pending.call, pending.asked.ledger)
+                    return
                 if isinstance(answered, Outcome):
                     ended = adapt.result(answered, stream.session.revision)
                     yield success(stream.request_id, ended)
@@ -141,14 +195,20 @@ class Relay:
 
     def _ask(
         self, stream: _Stream, pending: Pending, sent: list[str]
-    ) -> Generator[Event, None, dict[str, Any] | Outcome]:
+    ) -> Generator[Event, None, dict[str, Any] | Outcome | _Cancelled]:
         """Ask a round's questions one after another: their answers, or how the call ended."""
         responses: dict[str, Any] = {}
-        session, tool = stream.session, pending.call.machine.name
+        session, machine = stream.session, pending.call.machine
+        tool = machine.name
         for question in pending.asked.questions:
             qid = ids.token(18)
             sent.append(qid)
-            self.store.put(_QUESTION + qid, session.id, self._ttl_s)
+            record = {"s": session.id, "t": tool, "v": machine.definition}
+            self.store.put(_QUESTION + qid, json.dumps(record), self._ttl_s)
+            self.store.put(_OPEN + stream.call, qid, self._ttl_s)
+            # NOTE: after the open record is written: a cancel either sees it or is seen here.
+            if self._cancelled(stream):
+                return _Cancelled()
             log.info(
                 "question sent",
                 extra={
@@ -168,6 +228,10 @@ class Relay:
             reply = yield from self._wait(qid)
             if reply is None:
                 return _timed_out(tool, question, self.options)
+            if reply.get("cancelled"):
+                return _Cancelled()
+            if reply.get("changed"):
+                return changed(machine, pending.call.request)
             if "result" not in reply:
                 return _client_failed(tool, reply.get("error"))
             responses[question.key] = _answer(reply["result"], question)
@@ -181,7 +245,12 @@ class Relay:
         NOTE: the call already reports to the stream's notifier: the first round was made
         with it.
         """
-        call = replace(pending.call, ledger=pending.asked.ledger, responses=responses)
+        call = replace(
+            pending.call,
+            ledger=pending.asked.ledger,
+            responses=responses,
+            cancelled=lambda: self._cancelled(stream),
+        )
         revision = stream.session.revision
         advanced: dict[str, Any] | Pending = yield from beside(
             stream.notifier,
@@ -209,6 +278,15 @@ class Relay:
                 self.store.delete(_QUESTION + qid)
             except StoreError:  # pragma: no cover - the records expire anyway
                 log.warning("could not forget a question", extra={"question": _tag(qid)})
+
+
+def _record(raw: str | None) -> dict[str, Any] | None:
+    """A question's record (its session, tool and definition), or None."""
+    try:
+        record = json.loads(raw) if raw is not None else None
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def _answer(result: Mapping[str, Any], question: Question) -> dict[str, Any]:
