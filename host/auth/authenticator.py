@@ -3,6 +3,10 @@
 The one entry point the transport calls per request. Tokens are read from the header only
 (RFC 6750 section 2.1; MCP forbids them in the query string). A token starting with
 :data:`~host.auth.tokenfile.TOKEN_PREFIX` is a static token; anything else is a JWT.
+
+One name, one person: a static token's principal is its name, a JWT's is its ``sub``, and a JWT
+whose ``sub`` is the name of a current static token is refused, so that neither can open the
+other's ``requestState``, session or remembered approvals.
 """
 
 from __future__ import annotations
@@ -126,7 +130,16 @@ class Authenticator:
             return self._static.identify(token)
         if self._jwt is None:
             raise AuthError("invalid_token", "not a static token, and HOST_AUTH_ISSUER is not set")
-        return self._jwt.verify(token)
+        identity = self._jwt.verify(token)
+        if self._static is not None and self._static.holds(identity.principal):
+            # NOTE: a principal owns its requestStates, sessions and remembered approvals; a JWT
+            # whose sub happens to name a static token must not open its holder's.
+            raise AuthError(
+                "invalid_token",
+                f"the sub claim {identity.principal!r} is the name of a static token; a JWT may "
+                "not act as a static token's holder (rename the static token)",
+            )
+        return identity
 
     def warm_up(self) -> str | None:
         """Fetch the issuer's keys now, to find problems at start-up rather than per request.
