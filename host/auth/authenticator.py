@@ -59,7 +59,8 @@ class Authenticator:
 
     Args:
         settings: The auth settings.
-        fetch_timeout: Seconds allowed per fetch of issuer metadata or keys.
+        fetch_timeout: Seconds allowed for one whole fetch of issuer metadata and keys (default:
+            the settings' ``jwks_timeout_s``); a request waits at most ``jwks_wait_s`` of it.
         jwks_refetch_interval: Least seconds between key fetches caused by an unknown ``kid``.
         jwks_retry_interval: Seconds to wait after a failed key fetch before trying again.
         jwks_max_age: Seconds after which the keys are fetched again.
@@ -74,7 +75,7 @@ class Authenticator:
         self,
         settings: AuthSettings,
         *,
-        fetch_timeout: float = 5.0,
+        fetch_timeout: float | None = None,
         jwks_refetch_interval: float = 30.0,
         jwks_retry_interval: float = 5.0,
         jwks_max_age: float = 3600.0,
@@ -95,7 +96,8 @@ class Authenticator:
             keys = KeyCache(
                 settings.issuer,
                 settings.jwks_uri,
-                timeout=fetch_timeout,
+                timeout=settings.jwks_timeout_s if fetch_timeout is None else fetch_timeout,
+                wait=min(settings.jwks_wait_s, fetch_timeout or settings.jwks_timeout_s),
                 refetch_interval=jwks_refetch_interval,
                 retry_interval=jwks_retry_interval,
                 max_age=jwks_max_age,
