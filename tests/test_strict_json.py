@@ -92,3 +92,41 @@ def test_a_body_that_is_not_i_json_is_a_parse_error_over_stdio(tmp_path: Path, d
     rest, status = stdio.close()
     assert (rest, status) == (b"", 0)
     assert untouched(db)
+
+
+WEIRD_SPEC = """
+kind: server
+name: odd
+version: "1"
+---
+kind: tool
+name: weird
+description: Answers with what JSON cannot carry.
+steps:
+  - act: odd:weird
+"""
+
+WEIRD_HANDLER = """
+def weird(ctx):
+    return {"text": "a\\ud800b", "n": float("nan")}
+"""
+
+
+def test_a_handler_answer_json_cannot_carry_is_an_internal_error_over_stdio(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "handlers").mkdir()
+    (tmp_path / "specs" / "odd.yaml").write_text(WEIRD_SPEC)
+    (tmp_path / "handlers" / "odd.py").write_text(WEIRD_HANDLER)
+    stdio = Stdio(
+        tmp_path, "--specs", str(tmp_path / "specs"), "--handlers", str(tmp_path / "handlers")
+    )
+    call = {"name": "weird", "arguments": {}, "_meta": META}
+    stdio.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+    reply = stdio.receive()
+    assert reply["id"] == 1 and reply["error"]["code"] == -32603
+    assert "incident" in reply["error"]["data"]
+    stdio.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": META}})
+    assert [t["name"] for t in stdio.receive()["result"]["tools"]] == ["weird"]
+    assert stdio.close()[1] == 0
