@@ -31,6 +31,7 @@ from host.assembly import assemble
 from host.auth import ANONYMOUS, Identity, local_user
 from host.logs import configure_logging
 from host.protocol import Endpoint, EventStream, Reply, RequestContext
+from host.protocol.jsonrpc import failure, internal_error
 from host.settings import Settings
 
 __all__ = ["StdioServer", "main", "open_endpoint"]
@@ -127,7 +128,7 @@ class StdioServer:
             self._send(reply.body)
 
     def _send(self, message: Mapping[str, Any]) -> None:
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        data = _encode(message)
         with self._lock:
             self.writer.write(data + b"\n")
             self.writer.flush()
@@ -136,6 +137,25 @@ class StdioServer:
         deadline = time.monotonic() + _DRAIN_S
         for thread in self._calls:
             thread.join(max(0.0, deadline - time.monotonic()))
+
+
+def _encode(message: Mapping[str, Any]) -> bytes:
+    """One line of strict JSON, or an internal error for the message's request when it is none.
+
+    NOTE: a handler's result may hold a lone surrogate or NaN, which no line of JSON can carry;
+    the client is answered all the same, and the log has the incident.
+    """
+    try:
+        return _dumps(message)
+    except (ValueError, UnicodeEncodeError):
+        request_id = message.get("id")
+        err = internal_error(str(message.get("method") or "response"))
+        return _dumps(failure(request_id if isinstance(request_id, str | int) else None, err))
+
+
+def _dumps(message: Mapping[str, Any]) -> bytes:
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.encode("utf-8")
 
 
 def _peek(line: bytes) -> dict[str, Any]:

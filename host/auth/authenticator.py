@@ -3,6 +3,10 @@
 The one entry point the transport calls per request. Tokens are read from the header only
 (RFC 6750 section 2.1; MCP forbids them in the query string). A token starting with
 :data:`~host.auth.tokenfile.TOKEN_PREFIX` is a static token; anything else is a JWT.
+
+One name, one person: a static token's principal is its name, a JWT's is its ``sub``, and a JWT
+whose ``sub`` is the name of a current static token is refused, so that neither can open the
+other's ``requestState``, session or remembered approvals.
 """
 
 from __future__ import annotations
@@ -56,7 +60,8 @@ class Authenticator:
 
     Args:
         settings: The auth settings.
-        fetch_timeout: Seconds allowed per fetch of issuer metadata or keys.
+        fetch_timeout: Seconds allowed for one whole fetch of issuer metadata and keys (default:
+            the settings' ``jwks_timeout_s``); a request waits at most ``jwks_wait_s`` of it.
         jwks_refetch_interval: Least seconds between key fetches caused by an unknown ``kid``.
         jwks_retry_interval: Seconds to wait after a failed key fetch before trying again.
         jwks_max_age: Seconds after which the keys are fetched again.
@@ -71,7 +76,7 @@ class Authenticator:
         self,
         settings: AuthSettings,
         *,
-        fetch_timeout: float = 5.0,
+        fetch_timeout: float | None = None,
         jwks_refetch_interval: float = 30.0,
         jwks_retry_interval: float = 5.0,
         jwks_max_age: float = 3600.0,
@@ -92,7 +97,8 @@ class Authenticator:
             keys = KeyCache(
                 settings.issuer,
                 settings.jwks_uri,
-                timeout=fetch_timeout,
+                timeout=settings.jwks_timeout_s if fetch_timeout is None else fetch_timeout,
+                wait=min(settings.jwks_wait_s, fetch_timeout or settings.jwks_timeout_s),
                 refetch_interval=jwks_refetch_interval,
                 retry_interval=jwks_retry_interval,
                 max_age=jwks_max_age,
@@ -127,7 +133,16 @@ class Authenticator:
             return self._static.identify(token)
         if self._jwt is None:
             raise AuthError("invalid_token", "not a static token, and HOST_AUTH_ISSUER is not set")
-        return self._jwt.verify(token)
+        identity = self._jwt.verify(token)
+        if self._static is not None and self._static.holds(identity.principal):
+            # NOTE: a principal owns its requestStates, sessions and remembered approvals; a JWT
+            # whose sub happens to name a static token must not open its holder's.
+            raise AuthError(
+                "invalid_token",
+                f"the sub claim {identity.principal!r} is the name of a static token; a JWT may "
+                "not act as a static token's holder (rename the static token)",
+            )
+        return identity
 
     def warm_up(self) -> str | None:
         """Fetch the issuer's keys now, to find problems at start-up rather than per request.

@@ -3,7 +3,8 @@
 Checked, in order: the header's algorithm against the allow-list (so ``none`` and shared-secret
 algorithms never reach a key), the signature against the issuer's published key for that ``kid``
 and algorithm, then ``iss`` (exactly the configured issuer), ``aud`` (must contain this host's
-audience), ``exp`` and ``nbf`` (with the leeway), and ``sub`` (the principal). Every failure is one
+audience), ``exp`` and ``nbf`` (with the leeway), and ``sub`` (the principal: printable, at most
+:data:`MAX_SUB_LENGTH` characters). Every failure is one
 ``invalid_token`` :class:`~host.auth.errors.AuthError`; its reason says which check failed.
 """
 
@@ -21,13 +22,16 @@ from host.auth.jwks import KeyCache
 from host.auth.scopes import scopes_from_claims
 from host.auth.settings import AuthSettings
 
-__all__ = ["MAX_TOKEN_LENGTH", "JwtVerifier"]
+__all__ = ["MAX_SUB_LENGTH", "MAX_TOKEN_LENGTH", "JwtVerifier"]
 
 if not has_crypto:  # PyJWT alone verifies shared-secret tokens only, which are never accepted
     raise ImportError("PyJWT's cryptography backend is not installed")
 
 #: Longer than any access token an identity provider issues; longer ones are not parsed at all.
 MAX_TOKEN_LENGTH = 16 * 1024
+
+#: Longer than any subject identifier an issuer assigns (OpenID Connect: at most 255 ASCII).
+MAX_SUB_LENGTH = 1024
 
 _REQUIRED = ["exp", "iss", "aud", "sub"]
 
@@ -75,6 +79,12 @@ class JwtVerifier:
         sub = claims.get("sub")
         if not isinstance(sub, str) or not sub:
             raise AuthError("invalid_token", "the sub claim is empty or not a string")
+        if not sub.isprintable() or len(sub) > MAX_SUB_LENGTH:
+            # NOTE: the principal is printed (host audit), stored and compared: no control or
+            # bidi characters, no lone surrogates, nothing that could pass for two names.
+            raise AuthError(
+                "invalid_token", "the sub claim holds unprintable characters or is too long"
+            )
         return Identity(
             principal=sub,
             scopes=scopes_from_claims(claims),

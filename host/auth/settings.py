@@ -15,6 +15,11 @@ HOST_AUTH_TOKENS       A static tokens file made by ``host token create``. Setti
 HOST_AUTH_ALGORITHMS   JWT signature algorithms accepted, comma-separated (every RSA, RSA-PSS,
                        ECDSA and EdDSA one). Never ``none``, never a shared-secret HS* one.
 HOST_AUTH_LEEWAY       Seconds of clock difference allowed on ``exp`` and ``nbf`` (30, at most 300).
+HOST_AUTH_JWKS_TIMEOUT Seconds allowed for one whole fetch of the issuer's metadata and keys,
+                       however slowly it sends them (5, at most 60).
+HOST_AUTH_JWKS_WAIT    The most seconds a request waits for keys being fetched: before the first
+                       arrive, or for an unknown key id (2, at most the timeout). Tokens signed
+                       with known keys, and static tokens, never wait.
 =====================  ==========================================================================
 
 ``http://`` URLs are refused except on loopback addresses.
@@ -40,9 +45,15 @@ ASYMMETRIC_ALGORITHMS = (
 
 DEFAULT_LEEWAY_S = 30.0
 MAX_LEEWAY_S = 300.0
+DEFAULT_JWKS_TIMEOUT_S = 5.0
+MAX_JWKS_TIMEOUT_S = 60.0
+DEFAULT_JWKS_WAIT_S = 2.0
 
 # Variables that only mean something for JWTs, so only with an issuer.
-_JWT_ONLY = ("HOST_AUTH_AUDIENCE", "HOST_AUTH_JWKS_URI", "HOST_AUTH_ALGORITHMS", "HOST_AUTH_LEEWAY")
+_JWT_ONLY = (
+    "HOST_AUTH_AUDIENCE", "HOST_AUTH_JWKS_URI", "HOST_AUTH_ALGORITHMS", "HOST_AUTH_LEEWAY",
+    "HOST_AUTH_JWKS_TIMEOUT", "HOST_AUTH_JWKS_WAIT",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -56,6 +67,8 @@ class AuthSettings:
         tokens_file: The static tokens file; None turns static tokens off.
         algorithms: Accepted JWT signature algorithms.
         leeway_s: Allowed clock difference on ``exp`` and ``nbf``, in seconds.
+        jwks_timeout_s: Seconds allowed for one whole fetch of the issuer's metadata and keys.
+        jwks_wait_s: The most seconds a request waits for keys being fetched.
     """
 
     issuer: str | None = None
@@ -64,6 +77,8 @@ class AuthSettings:
     tokens_file: Path | None = None
     algorithms: tuple[str, ...] = ASYMMETRIC_ALGORITHMS
     leeway_s: float = DEFAULT_LEEWAY_S
+    jwks_timeout_s: float = DEFAULT_JWKS_TIMEOUT_S
+    jwks_wait_s: float = DEFAULT_JWKS_WAIT_S
 
     def __post_init__(self) -> None:
         _check(self)
@@ -111,6 +126,12 @@ class AuthSettings:
             tokens_file=Path(tokens) if tokens else None,
             algorithms=_algorithms(algorithms) if algorithms else ASYMMETRIC_ALGORITHMS,
             leeway_s=_leeway(text("HOST_AUTH_LEEWAY")),
+            jwks_timeout_s=_seconds(
+                "HOST_AUTH_JWKS_TIMEOUT", text("HOST_AUTH_JWKS_TIMEOUT"), DEFAULT_JWKS_TIMEOUT_S
+            ),
+            jwks_wait_s=_seconds(
+                "HOST_AUTH_JWKS_WAIT", text("HOST_AUTH_JWKS_WAIT"), DEFAULT_JWKS_WAIT_S
+            ),
         )
 
 
@@ -141,6 +162,16 @@ def _check(settings: AuthSettings) -> None:
                 raise AuthSettingsError(problem)
     if settings.tokens_file is not None and not str(settings.tokens_file).strip():
         raise AuthSettingsError("HOST_AUTH_TOKENS must be a file path")
+    if not (0 < settings.jwks_timeout_s <= MAX_JWKS_TIMEOUT_S):
+        raise AuthSettingsError(
+            f"HOST_AUTH_JWKS_TIMEOUT must be more than 0 and at most {MAX_JWKS_TIMEOUT_S:g} "
+            f"seconds, got {settings.jwks_timeout_s:g}"
+        )
+    if not (0 <= settings.jwks_wait_s <= settings.jwks_timeout_s):
+        raise AuthSettingsError(
+            "HOST_AUTH_JWKS_WAIT must be between 0 and HOST_AUTH_JWKS_TIMEOUT "
+            f"({settings.jwks_timeout_s:g}) seconds, got {settings.jwks_wait_s:g}"
+        )
     if not (0 <= settings.leeway_s <= MAX_LEEWAY_S):
         raise AuthSettingsError(
             f"HOST_AUTH_LEEWAY must be between 0 and {MAX_LEEWAY_S:g} seconds, "
@@ -186,4 +217,17 @@ def _leeway(text: str | None) -> float:
         raise AuthSettingsError(
             f"HOST_AUTH_LEEWAY must be between 0 and {MAX_LEEWAY_S:g} seconds, got {text!r}"
         )
+    return value
+
+
+def _seconds(name: str, text: str | None, default: float) -> float:
+    """A number of seconds from ``name``'s value (its range is checked with the rest)."""
+    if text is None:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        raise AuthSettingsError(f"{name} must be a number of seconds, got {text!r}") from None
+    if not math.isfinite(value):
+        raise AuthSettingsError(f"{name} must be a number of seconds, got {text!r}")
     return value

@@ -84,6 +84,10 @@ class StaticTokens:
             method="static",
         )
 
+    def holds(self, name: str) -> bool:
+        """Whether a current static token is named ``name``."""
+        return any(record.name == name for record in self._current())
+
     def _current(self) -> tuple[TokenRecord, ...]:
         with self._lock:
             now = self._clock()

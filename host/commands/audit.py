@@ -2,7 +2,9 @@
 
 Each record says when the call ended, who called which tool, its arguments, the answers given,
 the approvals it went past (asked, or remembered), how it ended, its incident id and how long it
-took. Fields a tool redacts read ``[redacted]``. Exit status: 0, 1 when the store cannot be
+took. Fields a tool redacts read ``[redacted]``. Whatever callers sent is printed safely: in text,
+control and bidi characters as escapes (one line per record); ``--format json`` is always valid
+JSON. Exit status: 0, 1 when the store cannot be
 opened, 2 for bad usage.
 """
 
@@ -15,6 +17,7 @@ import time
 from typing import Any
 
 from host.commands.options import add_store, open_store_of
+from host.commands.printable import json_text, printable
 from host.spec.durations import DurationError, parse_duration
 from host.store.records import AuditRecord, iso
 
@@ -68,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.format == "json":
-        print(json.dumps([r.describe() for r in records], indent=2, ensure_ascii=False))
+        print(json_text([r.describe() for r in records], indent=2))
         return 0
     if not records:
         print("no calls recorded (that match)", file=sys.stderr)
@@ -79,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def line(record: AuditRecord) -> str:
-    """One record as one line of text."""
+    """One record as one line of text, whatever its fields hold (see :func:`printable`)."""
     parts = [
         iso(record.time),
         record.principal,
@@ -98,7 +101,7 @@ def line(record: AuditRecord) -> str:
         parts.append(f"incident {record.incident}")
     if record.code is not None:
         parts.append(f"code {record.code}")
-    return "  ".join(parts)
+    return "  ".join(printable(part) for part in parts)
 
 
 def _action(answer: Any) -> str:

@@ -25,9 +25,11 @@ in one store transaction (SQLite) or one round trip (Redis), so no call waits fo
 process that exits normally writes what it holds first; one that is killed or crashes loses the
 records of its last few milliseconds of calls (their acts' claims and results are not affected).
 
-A store that cannot take the records (unreachable, or an SQLite file another process holds locked
-for over a second) does not fail or hold up any call: the records are given up, and the log says
-so (``audit_unwritten``, with each call's id, tool, principal and outcome, never its arguments).
+A batch the store refuses is written again record by record, so one record the store cannot take
+never loses the others. A store that cannot take the records (unreachable, or an SQLite file
+another process holds locked for over a second) does not fail or hold up any call: the records are
+given up, and the log says so (``audit_unwritten``, with each call's id, tool, principal and
+outcome, never its arguments).
 
 Fields a tool's ``audit: {redact: [...]}`` names, in the arguments and in every answer's content,
 are stored as ``"[redacted]"``: their clear values are never written to the store. Records older
@@ -38,6 +40,8 @@ hour per process.
 from __future__ import annotations
 
 import logging
+import math
+import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -54,6 +58,8 @@ log = logging.getLogger("host.audit")
 
 REDACTED = "[redacted]"
 """What a redacted field's value reads as in the audit trail."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 LATE_CANCEL = "cancelled by the client while the act ran: too late, the act was not interrupted"
 """The note of a call whose client cancelled it once its act had started."""
@@ -83,7 +89,7 @@ def audit_record(event: Round, now: float) -> AuditRecord:
     """The record of the call ``event`` ended, at ``now`` (Unix time), fields redacted."""
     hidden = event.redact
     answers = {
-        key: _answer(answer, hidden) if isinstance(answer, Mapping) else answer
+        key: _answer(answer, hidden) if isinstance(answer, Mapping) else _storable(answer)
         for key, answer in event.call_answers.items()
     }
     approvals = []
@@ -99,7 +105,7 @@ def audit_record(event: Round, now: float) -> AuditRecord:
     return AuditRecord(
         call_id(event.nonce),
         now,
-        event.principal,
+        _storable(event.principal),
         event.tool,
         outcome_of(event),
         arguments=_redacted(event.arguments, hidden),
@@ -114,13 +120,28 @@ def audit_record(event: Round, now: float) -> AuditRecord:
 
 
 def _redacted(values: Mapping[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
-    if not hidden:
-        return dict(values)
-    return {k: REDACTED if k in hidden else v for k, v in values.items()}
+    return {k: REDACTED if k in hidden else _storable(v) for k, v in values.items()}
+
+
+def _storable(value: Any) -> Any:
+    """``value`` as strict JSON holds it: non-finite numbers by name, lone surrogates U+FFFD.
+
+    NOTE: bodies are I-JSON already (:mod:`host.protocol.ijson`); this keeps a value that came
+    another way from failing the store's write, or ``host audit --format json`` later.
+    """
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, Mapping):
+        return {_storable(k): _storable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_storable(item) for item in value]
+    return value
 
 
 def _answer(answer: Mapping[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
-    kept: dict[str, Any] = {"action": answer.get("action")}
+    kept: dict[str, Any] = {"action": _storable(answer.get("action"))}
     content = answer.get("content")
     if isinstance(content, Mapping):
         kept["content"] = _redacted(content, hidden)
@@ -154,29 +175,43 @@ class AuditObserver:
         return self._batches.flush(timeout_s)
 
     def _write(self, ended: Sequence[tuple[Round, float]]) -> None:
-        """Write one batch of records (on the writer's thread)."""
+        """Write one batch of records (on the writer's thread), one by one if the batch fails."""
         records = [(audit_record(event, now), event) for event, now in ended]
         try:
-            self.store.write_audits(
-                [(record, ACTED if event.acted else ENDED) for record, event in records],
-                keep_s=self.retention_s,
+            self._store(records)
+        except Exception as exc:
+            if len(records) == 1:
+                _unwritten(records, exc)
+                return
+            # NOTE: one record the store refuses must not lose the other callers' records.
+            log.warning(
+                "a batch of audit records could not be written; writing them one by one",
+                extra={"event": "audit_batch_retried", "records": len(records)},
             )
-        except StoreError as exc:
-            for record, event in records:
-                log.error(
-                    "an audit record could not be written: %s",
-                    exc.message,
-                    extra={
-                        "event": "audit_unwritten",
-                        "tool": event.tool,
-                        "principal": event.principal,
-                        "outcome": record.outcome,
-                        "call": record.id,
-                    },
-                )
-            return
+            self._write_each(records)
         if time.monotonic() >= self._next_prune:
             self._prune(time.time())
+
+    def _write_each(self, records: Sequence[tuple[AuditRecord, Round]]) -> None:
+        """Write records one at a time; two store failures in a row: the store is down."""
+        down = 0
+        for n, one in enumerate(records):
+            try:
+                self._store([one])
+            except Exception as exc:
+                down = down + 1 if isinstance(exc, StoreError) else 0
+                if down >= 2:
+                    _unwritten(records[n:], exc)
+                    return
+                _unwritten([one], exc)
+            else:
+                down = 0
+
+    def _store(self, records: Sequence[tuple[AuditRecord, Round]]) -> None:
+        self.store.write_audits(
+            [(record, ACTED if event.acted else ENDED) for record, event in records],
+            keep_s=self.retention_s,
+        )
 
     def _prune(self, now: float) -> None:
         self._next_prune = time.monotonic() + PRUNE_EVERY_S
@@ -194,3 +229,20 @@ class AuditObserver:
                 "pruned old audit records",
                 extra={"event": "audit_pruned", "records": pruned},
             )
+
+
+def _unwritten(records: Sequence[tuple[AuditRecord, Round]], exc: Exception) -> None:
+    """Log each record given up (never its arguments)."""
+    message = exc.message if isinstance(exc, StoreError) else f"{type(exc).__name__}: {exc}"
+    for record, event in records:
+        log.error(
+            "an audit record could not be written: %s",
+            message,
+            extra={
+                "event": "audit_unwritten",
+                "tool": event.tool,
+                "principal": event.principal,
+                "outcome": record.outcome,
+                "call": record.id,
+            },
+        )

@@ -38,7 +38,8 @@ class Batches(Generic[T]):
 
     Args:
         handle: Called with each batch, in the order the items were queued, on the batcher's
-            thread; what it raises is logged and the batch is dropped.
+            thread; what it raises is logged, and the batch is handed to it again one item at a
+            time (an item that fails alone is dropped).
         name: The thread's name.
         window_s: How long the thread gathers items after the first of a batch.
         most: The most items in one batch.
@@ -90,15 +91,31 @@ class Batches(Generic[T]):
         while True:
             items, flushed = self._gather(q)
             if items:
-                try:
-                    self._handle(items)
-                except Exception:
-                    log.exception(
-                        "a batch of background work failed",
-                        extra={"event": "batch_failed", "items": len(items)},
-                    )
+                self._handle_safely(items)
             for done in flushed:
                 done.set()
+
+    def _handle_safely(self, items: list[T]) -> None:
+        """Hand ``items`` over; if that fails, hand them again one at a time."""
+        try:
+            self._handle(items)
+            return
+        except Exception:
+            log.exception(
+                "a batch of background work failed",
+                extra={"event": "batch_failed", "items": len(items)},
+            )
+        if len(items) == 1:
+            return
+        # NOTE: one item that cannot be handled must not take the rest of its batch with it.
+        for item in items:
+            try:
+                self._handle([item])
+            except Exception:
+                log.exception(
+                    "an item of background work failed",
+                    extra={"event": "batch_item_failed"},
+                )
 
     def _gather(self, q: queue.SimpleQueue[T | Event]) -> tuple[list[T], list[Event]]:
         """One batch: what is queued ``window_s`` after its first item (a flush: at once)."""

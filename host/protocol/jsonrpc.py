@@ -16,6 +16,7 @@ from typing import Any
 
 from host import ids
 from host.errors import ProtocolError
+from host.protocol import ijson
 
 __all__ = [
     "ELICITATION_DISABLED",
@@ -114,8 +115,9 @@ def parse(body: bytes | str) -> Message:
     """Parse one JSON-RPC message sent by a client.
 
     Raises:
-        ProtocolError: -32700 when the body is not JSON; -32600 when it is JSON but not one
-            request or notification (a batch, a response, a missing ``method``, a bad ``id``).
+        ProtocolError: -32700 when the body is not I-JSON (:mod:`host.protocol.ijson`); -32600
+            when it is JSON but not one request or notification (a batch, a response, a missing
+            ``method``, a bad ``id``).
     """
     message = parse_incoming(body)
     if isinstance(message, Response):
@@ -130,14 +132,9 @@ def parse_incoming(body: bytes | str) -> Message | Response:
         ProtocolError: as :func:`parse`, and -32600 for a malformed response.
     """
     try:
-        value = json.loads(body, object_pairs_hook=_unique_keys)
-    except _DuplicateKey as exc:
-        raise error(
-            PARSE_ERROR,
-            f"Parse error: the key {exc.key!r} appears twice in one object; "
-            "send each key once (parsers disagree about which one wins)",
-            {"duplicateKey": exc.key},
-        ) from None
+        value = ijson.loads(body)
+    except ijson.StrictJsonError as exc:
+        raise error(PARSE_ERROR, exc.problem, exc.data) from None
     except (ValueError, RecursionError) as exc:
         # NOTE: ValueError covers UnicodeDecodeError and over-long integer literals too.
         raise error(PARSE_ERROR, f"Parse error: the body is not valid JSON ({exc})") from None
@@ -166,29 +163,6 @@ def parse_incoming(body: bytes | str) -> Message | Response:
     return Request(request_id, method, params)
 
 
-class _DuplicateKey(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object, refused when a key repeats.
-
-    NOTE: JSON leaves duplicate keys undefined, and parsers disagree on which one wins: a proxy
-    or a log reading the first ``"method"`` while the host acts on the last is how requests get
-    smuggled. One object with one meaning, or an error.
-    """
-    value = dict(pairs)
-    if len(value) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _DuplicateKey(key)
-            seen.add(key)
-    return value
-
-
 def _response(value: dict[str, Any]) -> Response:
     request_id = value.get("id")
     if not isinstance(request_id, str | int) or isinstance(request_id, bool):
@@ -213,7 +187,14 @@ def request_id_of(body: bytes | str) -> RequestId | None:
         return None
     if isinstance(value, dict):
         request_id = value.get("id")
-        if isinstance(request_id, str | int) and not isinstance(request_id, bool):
+        if isinstance(request_id, int) and not isinstance(request_id, bool):
+            return request_id
+        # NOTE: an id the error response could not carry (a lone surrogate) is not echoed.
+        if isinstance(request_id, str):
+            try:
+                request_id.encode("utf-8")
+            except UnicodeEncodeError:
+                return None
             return request_id
     return None
 

@@ -1,0 +1,154 @@
+"""Strict JSON for request bodies: I-JSON (RFC 7493), one meaning per document.
+
+Python's parser accepts more than JSON allows, and more than other parsers agree on: ``NaN`` and
+``Infinity``, numbers no double can hold (``1e999`` reads as infinity), lone UTF-16 surrogates
+(``"\\ud800"``, which no UTF-8 encoder will write back out), and keys that repeat. Each of these
+let a body through that later failed to seal, to store or to print. :func:`loads` refuses them
+all, saying what and where (a JSON Pointer, RFC 6901), so nothing malformed reaches a handler.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["StrictJsonError", "loads"]
+
+# Bytes that can only come out as a surrogate: an escape \uD800..\uDFFF, or one encoded raw
+# (json.loads decodes bytes with "surrogatepass"). Bodies without either skip the walk.
+_MAYBE_SURROGATE = re.compile(rb"\\u[dD][89abcdefABCDEF]|\xed[\xa0-\xbf]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class StrictJsonError(ValueError):
+    """A body that is JSON to Python but not I-JSON.
+
+    Attributes:
+        problem: What is wrong, for the client's error message.
+        data: Machine-readable details: ``path`` (a JSON Pointer) and what was found.
+    """
+
+    def __init__(self, problem: str, data: dict[str, str]) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.data = data
+
+
+class _Bad:
+    """Stands in for a value the parser read but I-JSON forbids, until its path is known."""
+
+    def __init__(self, literal: str, what: str) -> None:
+        self.literal = literal
+        self.what = what
+
+
+def loads(body: bytes | str) -> Any:
+    """The JSON value in ``body``, parsed as I-JSON.
+
+    Raises:
+        StrictJsonError: A repeated key, ``NaN``/``Infinity``, a number outside the double range
+            or a lone surrogate; its message names it and its path.
+        ValueError: The body is not JSON at all (UnicodeDecodeError included).
+        RecursionError: It nests too deeply.
+    """
+    found: list[_Bad] = []
+    value = json.loads(
+        body,
+        object_pairs_hook=_unique_keys,
+        parse_constant=lambda text: _found(found, _Bad(text, "is not a JSON number")),
+        parse_float=lambda text: _float(found, text),
+        parse_int=lambda text: _int(found, text),
+    )
+    raw = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
+    if found or _MAYBE_SURROGATE.search(raw):
+        for path, problem in _problems(value, ""):
+            raise StrictJsonError(
+                f"Parse error: {problem} at {_pointer(path)}; request bodies must be I-JSON "
+                "(RFC 7493)",
+                {"path": _pointer(path), "problem": problem},
+            )
+    return value
+
+
+def _found(found: list[_Bad], bad: _Bad) -> _Bad:
+    found.append(bad)
+    return bad
+
+
+def _float(found: list[_Bad], text: str) -> float | _Bad:
+    number = float(text)
+    if number in (float("inf"), float("-inf")):
+        return _found(found, _Bad(text, "is outside the range of a double"))
+    return number
+
+
+def _int(found: list[_Bad], text: str) -> int | _Bad:
+    number = int(text)
+    if abs(number) > sys.float_info.max:
+        return _found(found, _Bad(_short(text), "is outside the range of a double"))
+    return number
+
+
+def _problems(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """Each forbidden value under ``value``, with its path, depth first."""
+    if isinstance(value, _Bad):
+        yield path, f"{value.literal} {value.what}"
+    elif isinstance(value, str):
+        if _SURROGATE.search(value):
+            yield path, "a string holds a lone surrogate (\\ud800-\\udfff, not valid Unicode)"
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            step = f"{path}/{_escape(key)}"
+            if _SURROGATE.search(key):
+                yield step, "a key holds a lone surrogate (\\ud800-\\udfff, not valid Unicode)"
+            yield from _problems(item, step)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _problems(item, f"{path}/{index}")
+
+
+def _escape(key: str) -> str:
+    # NOTE: RFC 6901 escapes, and a lone surrogate written as its escape: the path goes back
+    # to the client in a JSON message, which must stay encodable.
+    return _visible(key.replace("~", "~0").replace("/", "~1"))
+
+
+def _visible(text: str) -> str:
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _pointer(path: str) -> str:
+    return path or "/ (the whole body)"
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 24 else f"{text[:12]}...({len(text)} digits)"
+
+
+class _DuplicateKey(StrictJsonError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refused when a key repeats.
+
+    NOTE: JSON leaves duplicate keys undefined, and parsers disagree on which one wins: a proxy
+    or a log reading the first ``"method"`` while the host acts on the last is how requests get
+    smuggled. One object with one meaning, or an error.
+    """
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                shown = _visible(key)
+                raise _DuplicateKey(
+                    f"Parse error: the key {shown!r} appears twice in one object; "
+                    "send each key once (parsers disagree about which one wins)",
+                    {"duplicateKey": shown},
+                )
+            seen.add(key)
+    return value
