@@ -16,8 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RedisServer
-from servers import Server, call, host_serve
+
+from support.modern import call
+from support.redis import RedisServer
+from support.servers import Server, host_serve
+from support.waiting import wait_until
+
+pytestmark = pytest.mark.served
 
 SPECS = """
 kind: server
@@ -67,13 +72,6 @@ def runs(data: Path, label: str) -> list[list[str]]:
     return [line.split() for line in lines if line.split()[1] == label]
 
 
-def wait_until(check: Callable[[], bool], seconds: float = 15) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
-
-
 def first_round(server: Server, arguments: dict[str, Any]) -> str:
     result = call(server.connect(), "work", arguments)
     assert result["resultType"] == "input_required"
@@ -106,7 +104,7 @@ def test_an_act_past_its_limit_keeps_running_and_a_retry_gets_its_result(
     again = final(serving, arguments, state)
     if again.get("isError"):
         assert "still running" in again["content"][0]["text"]
-    wait_until(lambda: len(runs(data, "slow")) == 2)
+    assert wait_until(lambda: len(runs(data, "slow")) == 2, 15)
     done = final(serving, arguments, state)
     assert done["structuredContent"] == {"worked": 3, "label": "slow"}
     assert [r[0] for r in runs(data, "slow")] == ["start", "end"]  # once
@@ -143,7 +141,7 @@ def test_a_killed_worker_mid_act_is_reported_within_seconds_never_run_twice(
         "Mcp-Name": "work",
     }
     conn.request("POST", "/mcp", body, headers)
-    wait_until(lambda: bool(runs(data, "doomed")))
+    assert wait_until(lambda: bool(runs(data, "doomed")), 15)
     ((_, _, pid),) = runs(data, "doomed")
     os.kill(int(pid), signal.SIGKILL)
     started = time.monotonic()
@@ -155,7 +153,7 @@ def test_a_killed_worker_mid_act_is_reported_within_seconds_never_run_twice(
     assert "started, but its outcome is unknown" in text and "incident" in text
     again = final(serving, arguments, state)
     assert again["content"] == report["content"]  # the same incident every time
-    time.sleep(1)
+    time.sleep(1)  # the scenario: a while with no restart of the killed act
     assert runs(data, "doomed") == [["start", "doomed", pid]]
 
 
@@ -204,7 +202,7 @@ def test_redis_stopped_while_an_act_runs(
             "Mcp-Name": "work",
         },
     )
-    wait_until(lambda: bool(runs(data, "cut")))
+    assert wait_until(lambda: bool(runs(data, "cut")), 15)
     redis.stop()
     response = conn.getresponse()
     payload = json.loads(response.read())

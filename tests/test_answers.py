@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_legacy_support import Legacy, legacy_client
-from test_modern_support import Mcp, emails, make_client, ticket
 
 from host.machine import Question
 from host.protocol.answers import Accepted, Ledger
 from host.spec import load_project
 from host.spec.model import Project
+from support.helpdesk import emails, ticket
+from support.legacy import Legacy, legacy_client
+from support.modern import Mcp, make_client
 
 YES = {"action": "accept", "content": {"confirm": True}}
 CONFIRM_FORM = {"type": "object", "properties": {"confirm": {"type": "boolean"}}}

@@ -29,7 +29,6 @@ import falcon.testing
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
-from test_modern_support import Mcp, settings_for
 
 from host.errors import ProtocolError
 from host.machine import compile_project
@@ -38,6 +37,8 @@ from host.spec import load_project
 from host.spec.model import Project
 from host.store import open_store
 from host.web.app import create_app
+from support.helpdesk import settings_for
+from support.modern import Mcp
 
 SPECS = """
 kind: server

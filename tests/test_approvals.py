@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from host.testing import McpClient
+from support.paths import FIXTURES, ROOT
 
-FIXTURE = Path(__file__).parent / "fixtures" / "approvals"
+FIXTURE = FIXTURES / "approvals"
 YES = {"action": "accept", "content": {"confirm": True}}
 
 
@@ -111,7 +112,7 @@ def test_a_remembered_yes_expires(mcp: McpClient) -> None:
     mcp.tools.call("flush_cache", {"cache": "pages"}, answers={"flush": YES})
     assert mcp.tools.call("flush_cache", {"cache": "pages"}).asked == []
 
-    time.sleep(2.1)
+    time.sleep(2.1)  # the scenario: the remembered yes (2 s) expires
 
     assert mcp.tools.call("flush_cache", {"cache": "pages"}, answers={"flush": YES}).asked
 
@@ -136,7 +137,7 @@ def test_the_kit_refuses_a_confirm_that_does_not_remember(mcp: McpClient) -> Non
 
 
 def readme_section(title: str) -> str:
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text()
     start = readme.index(f"\n### {title}\n")
     return readme[start : readme.index("\n### ", start + 1)]
 

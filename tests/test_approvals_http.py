@@ -23,11 +23,16 @@ from typing import Any
 
 import pytest
 import redis
-from servers import ROOT, Server, clean_env, host_serve, send
 
 from host.auth.tokenfile import create_token
 from host.store import open_store
 from host.store.records import AuditRecord
+from support.paths import ROOT
+from support.servers import Server, clean_env, host_serve
+from support.waiting import wait_until
+from support.wire import send
+
+pytestmark = pytest.mark.served
 
 FIXTURE = ROOT / "tests" / "fixtures" / "approvals"
 SPECS = FIXTURE / "specs"
@@ -92,9 +97,7 @@ def worker_of(caller: Caller) -> int:
     """The pid of the worker holding the caller's connection (a probe, then its log line)."""
     before = len(caller.server.calls())
     caller.call("probe", {"mode": "ok"})
-    deadline = time.monotonic() + 5
-    while len(caller.server.calls()) == before and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_until(lambda: len(caller.server.calls()) > before, 5, 0.02)
     pid: int = caller.server.calls()[-1]["pid"]
     return pid
 
@@ -162,10 +165,8 @@ class Site:
                 if where(r) and all(r.arguments.get(k) == v for k, v in arguments.items())
             ]  # fmt: skip
 
-        deadline = time.monotonic() + 5.0
-        while len(read()) < count and time.monotonic() < deadline:
-            time.sleep(0.02)
-        time.sleep(0.1)
+        wait_until(lambda: len(read()) >= count, 5.0, 0.02)
+        time.sleep(0.1)  # a moment more, for a record too many to show
         return read()
 
 
@@ -236,7 +237,7 @@ def test_a_remembered_yes_expires(two_workers: Site) -> None:
 
     assert here.call("flush_cache", {"cache": cache}, {"flush": YES})[1] == ["flush"]
     assert there.call("flush_cache", {"cache": cache})[1] == []
-    time.sleep(2.2)
+    time.sleep(2.2)  # the scenario: the remembered answer (2 s) expires
     assert there.call("flush_cache", {"cache": cache}, {"flush": YES})[1] == ["flush"]
 
 
@@ -361,7 +362,7 @@ def test_expiry_and_records_across_instances(two_instances: Site) -> None:
 
     assert one.call("flush_cache", {"cache": cache}, {"flush": YES})[1] == ["flush"]
     assert two.call("flush_cache", {"cache": cache})[1] == []
-    time.sleep(2.2)
+    time.sleep(2.2)  # the scenario: the remembered answer (2 s) expires
     assert two.call("flush_cache", {"cache": cache}, {"flush": DECLINE})[1] == ["flush"]
 
     outcomes = [

@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_legacy_support import Legacy, legacy_client
 
 from host.observers.batches import flush_all
 from host.spec import load_project
 from host.store import Store, open_store
+from support.legacy import Legacy, legacy_client
+from support.paths import FIXTURES
 
-FIXTURE = Path(__file__).parent / "fixtures" / "approvals"
+FIXTURE = FIXTURES / "approvals"
 PROJECT = load_project(FIXTURE / "specs", FIXTURE / "handlers")
 YES = {"action": "accept", "content": {"confirm": True}}
 

@@ -21,8 +21,9 @@ from host.settings import Settings
 from host.store import open_store
 from host.store.records import ACTED, AuditRecord, approval_id
 from host.testing import McpClient
+from support.paths import FIXTURES
 
-FIXTURE = Path(__file__).parent / "fixtures" / "approvals"
+FIXTURE = FIXTURES / "approvals"
 YES = {"action": "accept", "content": {"confirm": True}}
 NOTE = {"action": "accept", "content": {"note": "the-clear-note-4410", "urgent": True}}
 
@@ -166,7 +167,7 @@ def test_an_act_past_its_time_limit_is_recorded_once_as_an_incident(mcp: McpClie
 
     running = mcp.raw.request(final)
     assert running.result["isError"] and "still running" in running.result["content"][0]["text"]
-    time.sleep(0.8)
+    time.sleep(0.8)  # the scenario: the act (0.6 s) finishes before the retry
     retried = mcp.raw.request({**final, "id": 3})
 
     assert retried.result["structuredContent"] == {"done": True}

@@ -16,10 +16,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from servers import clean_env, host_serve, send
 
 from host.observers.batches import Batches
 from host.store import open_store
+from support.servers import clean_env, host_serve
+from support.waiting import wait_until
+from support.wire import send
+
+pytestmark = pytest.mark.served
 
 VERSION = "2026-07-28"
 HEADERS = {"MCP-Protocol-Version": VERSION, "Mcp-Method": "tools/call", "Mcp-Name": "list_outbox"}
@@ -147,16 +151,13 @@ def test_a_server_stopped_mid_traffic_keeps_a_record_of_every_answered_call(
         threads = [threading.Thread(target=caller, args=(k * 10_000,)) for k in range(4)]
         for thread in threads:
             thread.start()
-        time.sleep(1.5)
+        time.sleep(1.5)  # the scenario: calls in flight for a while, then the stop
         # NOTE: SIGTERM while calls are in flight: gunicorn's graceful stop, as a deploy does.
         os.kill(master, 15)
         for thread in threads:
             thread.join(30)
         stopping.set()
-        deadline = time.monotonic() + 30
-        while _alive(master) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not _alive(master)
+        assert wait_until(lambda: not _alive(master), 30)
 
         store = open_store(f"sqlite:///{tmp_path / 'host' / 'store.db'}")
         try:

@@ -15,11 +15,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from servers import Server, host_serve
-from test_auth_http import SCOPED, WHO
 
 from host.auth.tokenfile import create_token
 from host.testing.harness import serve
+from support.protected import SCOPED, WHO
+from support.servers import Server, host_serve
+
+pytestmark = pytest.mark.served
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """The host as an OAuth 2.1 resource server, end to end through the WSGI app.
 
-Tokens come from a real authorization server (``oauth_server``, see ``tests/oauth_server.py``) or
+Tokens come from a real authorization server (``oauth_server``, see ``tests/support/oauth.py``) or
 from ``host token create``'s file; forged ones only where a test needs a bad one. Every refusal is
 a 401 with the challenge that points at the protected resource metadata, and says no more than
 ``invalid_token``; the caller's identity then binds ``requestState`` and legacy sessions.
@@ -15,15 +15,18 @@ from typing import Any
 
 import falcon.testing
 import pytest
-from oauth_server import AUDIENCE, MockAuthServer
-from test_legacy_support import Legacy
-from test_modern_support import Mcp, app_client
 
 from host.auth import AuthSettings
 from host.auth.tokenfile import create_token
 from host.errors import SettingsError
 from host.spec import load_project
 from host.spec.model import Project
+from support.legacy import Legacy
+from support.modern import Mcp, app_client
+from support.oauth import AUDIENCE, MockAuthServer
+from support.protected import SCOPED, WHO
+
+pytestmark = pytest.mark.served
 
 METADATA = "https://tools.example.com/.well-known/oauth-protected-resource/mcp"
 
@@ -40,12 +43,6 @@ steps:
   - confirm: sure
     message: Tell who you are?
   - act: who:whoami
-"""
-
-WHO = """
-def whoami(ctx):
-    return {"principal": ctx.principal, "scopes": sorted(ctx.scopes),
-            "sub": ctx.claims.get("sub"), "aud": ctx.claims.get("aud")}
 """
 
 YES = {"sure": {"action": "accept", "content": {"confirm": True}}}
@@ -236,31 +233,6 @@ def test_static_tokens_are_a_complete_set_up(tmp_path: Path, project: Project) -
     assert wrong.headers["www-authenticate"] == 'Bearer error="invalid_token"'
     # No issuer, no authorization server to advertise: no metadata.
     assert http.simulate_get("/.well-known/oauth-protected-resource").status_code == 404
-
-
-SCOPED = """
-kind: server
-name: desk
-version: "1"
-scopes: [tickets:read]
-elicitation: {enabled: true}
----
-kind: tool
-name: peek
-description: Reads; needs only the server's scope.
-annotations: {readOnlyHint: true}
-steps:
-  - act: who:whoami
----
-kind: tool
-name: wipe
-description: Writes; needs tickets:write on top.
-scopes: [tickets:write]
-steps:
-  - confirm: sure
-    message: Wipe?
-  - act: who:whoami
-"""
 
 
 @pytest.fixture

@@ -17,9 +17,12 @@ import pytest
 from mcp.client.client import Client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from mcp.shared.exceptions import MCPError
-from oauth_server import MockAuthServer
-from servers import Server, host_serve
-from test_interop_sdk import LEGACY, MODERN, TOOLS, run_scenario
+
+from support.oauth import MockAuthServer
+from support.sdk import LEGACY, MODERN, TOOLS, run_scenario
+from support.servers import Server, host_serve
+
+pytestmark = pytest.mark.served
 
 
 @pytest.fixture(scope="module")

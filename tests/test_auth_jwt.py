@@ -23,11 +23,13 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from oauth_server import AUDIENCE, MockAuthServer
-from servers import free_port
 
 from host.auth import Authenticator, AuthError, AuthSettings, Identity
 from host.auth.fetch import FetchError, fetch_json
+from support.oauth import AUDIENCE, MockAuthServer
+from support.servers import free_port
+
+pytestmark = pytest.mark.served
 
 
 def authenticator(server: MockAuthServer, **options: Any) -> Authenticator:

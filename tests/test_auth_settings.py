@@ -12,11 +12,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from servers import ROOT, clean_env
 
 from host.auth import AuthSettings, AuthSettingsError
 from host.auth.settings import ASYMMETRIC_ALGORITHMS
 from host.auth.urls import authorization_server_metadata_urls
+from support.paths import ROOT
+from support.servers import clean_env
+
+pytestmark = pytest.mark.served
 
 ISSUER = "https://login.example.com/"
 AUDIENCE = "https://tools.example.com/mcp"

@@ -19,11 +19,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from servers import clean_env
 
 from host.auth import ANONYMOUS, Authenticator, AuthError, AuthSettings, AuthSettingsError
 from host.auth.tokenfile import TOKEN_PREFIX, create_token, read_tokens
 from host.cli import main
+from support.servers import clean_env
+
+pytestmark = pytest.mark.served
 
 #: How long a running host may keep accepting a revoked token ("within seconds").
 WITHIN = 5.0

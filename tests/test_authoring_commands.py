@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from host.machine.plan import assumed_answer
+from support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.served
+
 SPECS = ROOT / "specs"
 
 

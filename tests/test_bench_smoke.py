@@ -17,13 +17,16 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from support.paths import ROOT
+
 # NOTE: bench/ is a directory of scripts beside the package, not part of the installed package.
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import loadgen  # noqa: E402
-from bench.throughput import answer_for  # noqa: E402
+from bench import loadgen
+from bench.throughput import answer_for
+
+pytestmark = pytest.mark.served
 
 HOST_MISSING = importlib.util.find_spec("host.web.wsgi") is None
 SDK_RUNS = ("sdk-fastest", "sdk-default", "sdk-fastest-resolver")

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from host.commands.prompt import Prompter
+from support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.served
 
 
 def host_call(tmp_path: Path, *args: str, answers: str = "") -> subprocess.CompletedProcess[str]:

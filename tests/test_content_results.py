@@ -20,9 +20,6 @@ import mcp_types
 import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
-from servers import run_stdio
-from test_legacy_support import Legacy
-from test_modern_support import Mcp, app_client, write_project
 
 from host.errors import ContentError
 from host.machine.content import content_blocks
@@ -31,6 +28,12 @@ from host.protocol.adapt import blocks as for_revision_blocks
 from host.spec import load_project
 from host.spec.check import check_project
 from host.spec.model import Act, Project
+from support.helpdesk import write_project
+from support.legacy import Legacy
+from support.modern import Mcp, app_client
+from support.servers import run_stdio
+
+pytestmark = pytest.mark.served
 
 PNG = b"\x89PNG\r\n\x1a\n-not-really-a-png"
 PNG_B64 = base64.b64encode(PNG).decode()

@@ -17,9 +17,6 @@ import anyio
 import falcon.testing
 import pytest
 from mcp.client.client import Client
-from servers import host_serve
-from test_legacy_support import Legacy
-from test_modern_support import Mcp, make_client, write_project
 
 from host.machine import compile_project
 from host.protocol import RequestContext, make_endpoint
@@ -29,6 +26,13 @@ from host.spec.check import check_project
 from host.spec.model import Project
 from host.spec.param_headers import find_annotations
 from host.store import open_store
+from support.helpdesk import write_project
+from support.legacy import Legacy
+from support.modern import Mcp, make_client
+from support.paths import ROOT
+from support.servers import host_serve
+
+pytestmark = pytest.mark.served
 
 SERVER = """\
 kind: server
@@ -178,7 +182,7 @@ def test_the_validator_accepts_valid_annotations(tmp_path: Path) -> None:
 
 
 def test_the_conformance_specs_are_valid() -> None:
-    root = Path(__file__).resolve().parent.parent / "conformance"
+    root = ROOT / "conformance"
     result = check_project([root / "specs"], root / "handlers")
     assert result.errors == []
 

@@ -22,10 +22,10 @@ import falcon.testing
 import pytest
 from hypothesis import HealthCheck, event, given, seed, settings
 from hypothesis import strategies as st
-from test_modern_support import settings_for
 
 from host.spec import load_project
 from host.web.app import create_app
+from support.helpdesk import settings_for
 
 SPECS = """
 kind: server

@@ -16,9 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from servers import HEADERS, VERSION, Server, gunicorn, host_serve
-from test_modern_support import make_client
-from test_modern_wsgi import settings_env
+
+from support.helpdesk import settings_env
+from support.modern import VERSION, make_client
+from support.servers import Server, gunicorn, host_serve
+from support.wire import HEADERS
+
+pytestmark = pytest.mark.served
 
 META = {
     "io.modelcontextprotocol/protocolVersion": VERSION,

@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 
 from host.cli import main
+from support.paths import ROOT
+
+pytestmark = pytest.mark.served
 
 pytest_plugins = ["pytester"]
 
-ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "README.md"
 
 SERVER = "kind: server\nname: kit\nversion: 0.0.1\nelicitation: {enabled: true}\n"

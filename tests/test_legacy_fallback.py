@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_legacy_support import Legacy, legacy_client, structured, survey_project
-from test_modern_support import HELPDESK, emails, ticket
+
+from support.helpdesk import HELPDESK, emails, survey_project, ticket
+from support.legacy import Legacy, legacy_client, structured
 
 FALLBACK = "sendElicitationResult"
 
@@ -147,7 +148,7 @@ def test_an_id_expires(tmp_path: Path, db: Path) -> None:
     legacy = legacy_client(tmp_path, state_ttl_s=1.0)
     legacy.initialize("2025-03-26", {})
     question = asked(legacy.call("close_ticket", {"id": "T-1"}))
-    time.sleep(1.2)
+    time.sleep(1.2)  # the scenario: the question (1 s) expires
     expired = send(legacy, question["elicitationId"], "accept", {"confirm": True})
     assert "Unknown or expired" in expired["content"][0]["text"]
     assert emails(db, "T-1") == 0

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_legacy_support import Legacy, legacy_client, survey_project
-from test_modern_support import HELPDESK, NOT_CONFIRMED, emails, ticket
 
 from host.machine import compile_project
 from host.protocol import EventStream, LegacyOptions, RequestContext, make_endpoint
 from host.store import open_store
+from support.helpdesk import HELPDESK, NOT_CONFIRMED, emails, survey_project, ticket
+from support.legacy import Legacy, legacy_client
 
 FORMS = ["2025-11-25", "2025-06-18"]
 CONFIRM = {"action": "accept", "content": {"confirm": True}}

@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_legacy_support import FORM, NEWEST, Legacy, legacy_client, structured
-from test_modern_support import Mcp, make_client, use_tmp_data
 
 from host.protocol import REVISIONS
 from host.protocol.sessions import SessionSealer
+from support.helpdesk import use_tmp_data
+from support.legacy import FORM, NEWEST, Legacy, legacy_client, structured
+from support.modern import Mcp, make_client
 
 VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26"]
 

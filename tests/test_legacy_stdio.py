@@ -13,9 +13,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from test_legacy_support import survey_project
+import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from support.helpdesk import survey_project
+from support.paths import ROOT
+
+pytestmark = pytest.mark.served
+
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},

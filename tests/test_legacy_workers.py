@@ -14,7 +14,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from servers import HEADERS, Server, connections_on_two_workers, host_serve, send, sse, worker_of
+
+from support.servers import Server, host_serve
+from support.wire import HEADERS, send, sse
+from support.workers import connections_on_two_workers, worker_of
+
+pytestmark = pytest.mark.served
 
 CONFIRMED = {"action": "accept", "content": {"confirm": True}}
 

@@ -19,13 +19,17 @@ import anyio
 import falcon.testing
 import pytest
 from mcp.client.client import Client
-from servers import Server, host_serve, run_stdio, send, sse
-from test_legacy_support import Events, Legacy, json_body, post
-from test_modern_support import Mcp, app_client, write_project
 
 from host.errors import ProtocolError
 from host.protocol.messages import LEVELS, LogForward, mcp_level, read_level
 from host.spec import load_project
+from support.helpdesk import write_project
+from support.legacy import Events, Legacy, json_body, post
+from support.modern import Mcp, app_client
+from support.servers import Server, host_serve, run_stdio
+from support.wire import send, sse
+
+pytestmark = pytest.mark.served
 
 SERVER = """\
 kind: server

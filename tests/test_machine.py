@@ -11,6 +11,7 @@ from host.errors import HandlerImportError
 from host.machine import AnswerMismatch, CallContext, NeedInput, Outcome, compile_project, given
 from host.machine.compile import compile_tool
 from host.spec.model import Act, Ask, Confirm, FormField, Project, Read, Server, Tool
+from support.paths import ROOT
 
 HANDLERS = """
 from host import ToolError
@@ -223,7 +224,7 @@ def test_arguments_are_checked(handlers: Path) -> None:
 
 
 def test_compile_project_of_the_example() -> None:
-    root = Path(__file__).resolve().parent.parent
+    root = ROOT
     project = Project(
         Server(),
         (tool(Act("helpdesk:list_outbox"), name="list_outbox"),),

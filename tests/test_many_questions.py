@@ -17,9 +17,12 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
-from servers import host_serve
+import pytest
 
 from bench.crowd import Crowd, latencies
+from support.servers import host_serve
+
+pytestmark = pytest.mark.served
 
 QUESTIONS = 300
 

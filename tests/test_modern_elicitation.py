@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 from mcp_types._v2026_07_28 import CallToolResult, InputRequiredResult
-from test_modern_support import HELPDESK, NOT_CONFIRMED, Mcp, accept, make_client, reply, ticket
+
+from support.helpdesk import HELPDESK, NOT_CONFIRMED, ticket
+from support.modern import Mcp, accept, make_client, reply
 
 CONFIRM = {"confirm": True}
 

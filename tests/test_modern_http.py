@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_modern_support import VERSION, Mcp, make_client, use_tmp_data
+
+from support.helpdesk import use_tmp_data
+from support.modern import VERSION, Mcp, make_client
 
 
 @pytest.fixture

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_modern_support import Mcp, accept, make_client, use_tmp_data
 
 from host.logs import JsonFormatter, configure_logging
 from host.spec import load_project
+from support.helpdesk import use_tmp_data
+from support.modern import Mcp, accept, make_client
 
 
 @pytest.fixture

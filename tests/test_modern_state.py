@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_modern_support import Mcp, app_client, make_client
 
 from host.auth import AuthSettings
 from host.auth.tokenfile import create_token
+from support.modern import Mcp, app_client, make_client
 
 CONFIRM = {"action": "accept", "content": {"confirm": True}}
 INVALID = {"code": -32602, "message": "Invalid or expired requestState"}
@@ -82,7 +82,7 @@ def test_a_state_for_another_caller_is_rejected(tmp_path: Path, db: Path) -> Non
 def test_an_expired_state_is_rejected(tmp_path: Path, db: Path) -> None:
     mcp = make_client(tmp_path, state_ttl_s=0.3)
     state = first_round(mcp)
-    time.sleep(0.5)
+    time.sleep(0.5)  # the scenario: the state (0.3 s) expires
     assert_invalid(mcp, close_with(mcp, state))
 
 

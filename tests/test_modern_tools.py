@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 from mcp_types._v2026_07_28 import CallToolResult, DiscoverResult, ListToolsResult
-from test_modern_support import VERSION, Mcp, make_client, use_tmp_data
+
+from support.helpdesk import use_tmp_data
+from support.modern import VERSION, Mcp, make_client
 
 SERVER_INFO = {"name": "help-desk", "version": "1.0.0"}
 

@@ -12,24 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import servers
-from servers import clean_env
-from test_modern_support import HANDLERS, SPECS, VERSION
 
-ROOT = SPECS.parent
+from support import servers
+from support.helpdesk import settings_env
+from support.modern import VERSION
+from support.servers import clean_env
 
-
-def settings_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    """The variables that configure the app: the help desk, its data in ``tmp_path``."""
-    return {
-        "HOST_SPECS": str(SPECS),
-        "HOST_HANDLERS": str(HANDLERS),
-        "HOST_DATA_DIR": str(tmp_path / "data"),
-        "HELPDESK_DB": str(tmp_path / "helpdesk.db"),
-        "PYTHONPATH": str(ROOT),
-        **extra,
-    }
-
+pytestmark = pytest.mark.served
 
 PROBE = """
 import falcon.testing

@@ -13,8 +13,13 @@ import json
 import time
 from pathlib import Path
 
-from ops_support import LegacyHttp, poll
-from servers import Server, host_serve
+import pytest
+
+from support.legacy import LegacyHttp
+from support.servers import Server, host_serve
+from support.waiting import wait_until
+
+pytestmark = pytest.mark.served
 
 
 def open_stream(
@@ -56,5 +61,5 @@ def test_get_streams_are_for_sessions_and_bounded_per_worker(tmp_path: Path) -> 
         started = time.monotonic()
         for stream in streams:
             stream.close()
-        assert poll(lambda: open_stream(server, session).status == 200, timeout_s=10)
+        assert wait_until(lambda: open_stream(server, session).status == 200, timeout_s=10)
         assert time.monotonic() - started < 10

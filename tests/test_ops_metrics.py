@@ -17,9 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ops_support import poll
 from prometheus_client.parser import text_string_to_metric_families
-from servers import Server, call, connections_on_two_workers, host_serve, send
+
+from support.modern import call
+from support.servers import Server, host_serve
+from support.waiting import wait_until
+from support.wire import send
+from support.workers import connections_on_two_workers
+
+pytestmark = pytest.mark.served
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
@@ -111,7 +117,7 @@ def test_metrics_are_summed_over_both_workers(tmp_path: Path) -> None:
         before = value(seen[0], "host_tool_rounds_total", tool="list_outbox", outcome="complete")
         gone = server.calls()[-1]["pid"]
         os.kill(gone, signal.SIGTERM)
-        assert poll(lambda: _replaced(server, gone), timeout_s=30)
+        assert wait_until(lambda: _replaced(server, gone), timeout_s=30)
         after = scrape(server.connect())
         assert value(after, "host_tool_rounds_total", tool="list_outbox",
                      outcome="complete") >= before  # fmt: skip
@@ -167,13 +173,12 @@ def test_metrics_off(tmp_path: Path) -> None:
 
 
 def test_a_missing_scope_is_counted_as_a_403(tmp_path: Path) -> None:
-    from test_modern_support import HELPDESK
-
     from host.errors import ScopeError
     from host.machine import compile_project
     from host.observers.metrics import MetricsObserver
     from host.protocol import RequestContext, ToolHost
     from host.store import open_store
+    from support.helpdesk import HELPDESK
 
     machines = compile_project(HELPDESK)
     machines["close_ticket"].scopes = frozenset({"tickets:write"})

@@ -17,8 +17,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import redis
-from servers import Server, call, connections_on_two_workers, host_serve
+
+from support.modern import call
+from support.servers import Server, host_serve
+from support.workers import connections_on_two_workers
+
+pytestmark = pytest.mark.served
 
 
 def probe(conn: http.client.HTTPConnection, path: str) -> tuple[int, dict[str, Any]]:

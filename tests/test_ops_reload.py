@@ -20,8 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ops_support import LegacyHttp, Listener, copy_helpdesk, modern_tools, poll
-from servers import Server, call, host_serve
+
+from support.helpdesk import copy_helpdesk
+from support.legacy import LegacyHttp, Listener
+from support.modern import call, modern_tools
+from support.servers import Server, host_serve
+from support.waiting import wait_until
+
+pytestmark = pytest.mark.served
 
 PONG_SPEC = """\
 kind: tool
@@ -117,20 +123,20 @@ def test_good_and_bad_reloads_under_load_fail_no_request(tmp_path: Path, site: P
         assert listening.initialized["capabilities"]["tools"] == {"listChanged": True}
         assert "pong" not in listening.tools()
         listener = Listener(listening)
-        assert poll(lambda: listener.opened >= 1)
+        assert wait_until(lambda: listener.opened >= 1)
         pollers = Pollers(server)
         try:
-            time.sleep(1.5)
+            time.sleep(1.5)  # the scenario: load on the old workers before a reload
             before = worker_pids(server)
 
             # A bad reload: refused, with its diagnostics in the log; the old specs serve on.
             (site / "broken.yaml").write_text(BROKEN_SPEC)
             os.kill(server.pid, signal.SIGHUP)
-            assert poll(lambda: bool(reload_refused(server)))
+            assert wait_until(lambda: bool(reload_refused(server)))
             refused = reload_refused(server)[0]
             assert refused["level"] == "error"
             assert any(f"{site / 'broken.yaml'}:4:1: error:" in d for d in refused["diagnostics"])
-            time.sleep(1.5)
+            time.sleep(1.5)  # the scenario: the old specs serve on after the refusal
             assert "broken" not in modern_tools(server.connect())
             (site / "broken.yaml").unlink()
 
@@ -139,16 +145,16 @@ def test_good_and_bad_reloads_under_load_fail_no_request(tmp_path: Path, site: P
                 handler.write(PONG_HANDLER)
             (site / "pong.yaml").write_text(PONG_SPEC)
             os.kill(server.pid, signal.SIGHUP)
-            assert poll(lambda: "pong" in modern_tools(server.connect()))
+            assert wait_until(lambda: "pong" in modern_tools(server.connect()))
             assert call(server.connect(), "pong", {})["structuredContent"] == {"pong": True}
-            assert poll(lambda: len(server.log_lines("specs_reloaded")) == 1)
-            time.sleep(1.5)
+            assert wait_until(lambda: len(server.log_lines("specs_reloaded")) == 1)
+            time.sleep(1.5)  # the scenario: load on the new workers
         finally:
             pollers.stop()
         assert pollers.failures == [], pollers.failures
         assert pollers.sent > 50
         # The session listening on its GET stream heard of the change from a new worker.
-        assert poll(lambda: "notifications/tools/list_changed" in listener.methods())
+        assert wait_until(lambda: "notifications/tools/list_changed" in listener.methods())
         listener.stop()
         assert listener.opened >= 2
         assert worker_pids(server).isdisjoint(before)
@@ -159,13 +165,13 @@ def test_serve_reload_watches_specs_and_handlers(tmp_path: Path, site: Path) -> 
     with host_serve(tmp_path, "host", "--workers", "2", "--reload", specs=site) as server:
         conn = server.connect()
         (site / "broken.yaml").write_text(BROKEN_SPEC)
-        assert poll(lambda: bool(reload_refused(server)))
+        assert wait_until(lambda: bool(reload_refused(server)))
         assert "list_outbox" in modern_tools(conn)
         (site / "broken.yaml").unlink()
         with (site.parent / "handlers" / "helpdesk.py").open("a") as handler:
             handler.write(PONG_HANDLER)
         (site / "pong.yaml").write_text(PONG_SPEC)
-        assert poll(lambda: "pong" in modern_tools(server.connect()))
+        assert wait_until(lambda: "pong" in modern_tools(server.connect()))
         assert call(server.connect(), "pong", {})["structuredContent"] == {"pong": True}
         # The broken spec never reached a worker.
         assert "Worker failed to boot" not in server.log.read_text()

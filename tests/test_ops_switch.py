@@ -15,10 +15,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ops_support import LegacyHttp, copy_helpdesk, poll
-from servers import ROOT, Server, clean_env, connections_on_two_workers, host_serve, send
 
 from host.protocol.jsonrpc import ELICITATION_DISABLED
+from support.helpdesk import copy_helpdesk
+from support.legacy import LegacyHttp
+from support.paths import ROOT
+from support.servers import Server, clean_env, host_serve
+from support.waiting import wait_until
+from support.wire import send
+from support.workers import connections_on_two_workers
+
+pytestmark = pytest.mark.served
 
 CAPABLE = {"elicitation": {"form": {}}}
 
@@ -93,7 +100,7 @@ def test_the_switch_is_flipped_by_a_reload_without_a_restart(tmp_path: Path) -> 
             answer = modern_call(server, server.connect(), "close_ticket", {"id": "T-1"})
             return "error" in answer
 
-        assert poll(refused)
+        assert wait_until(refused)
         assert_switched_off(server, "`elicitation: {enabled: false}`")
 
 

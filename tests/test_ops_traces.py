@@ -13,7 +13,6 @@ import json
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +21,16 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
-from servers import clean_env, host_serve
-from test_modern_support import HELPDESK, settings_for
 
 from host.assembly import assemble
 from host.observers.traces import TraceObserver
 from host.protocol import Endpoint, LogObserver, RequestContext
+from support.helpdesk import HELPDESK, settings_for
+from support.paths import SPECS
+from support.servers import clean_env, host_serve
+from support.waiting import wait_until
+
+pytestmark = pytest.mark.served
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_ID = "00f067aa0ba902b7"
@@ -147,10 +150,10 @@ def test_host_serve_exports_spans_configured_by_the_standard_variables(tmp_path:
             "OTEL_SERVICE_NAME": "desk-tests"}  # fmt: skip
     with host_serve(tmp_path, "host", "--workers", "2", **otel) as server:
         call_with_trace(server.connect())
-        deadline = time.monotonic() + 20
-        while '"name": "tools/call list_outbox"' not in server.log.read_text():
-            assert time.monotonic() < deadline, server.log.read_text()[-3000:]
-            time.sleep(0.1)
+        exported = wait_until(
+            lambda: '"name": "tools/call list_outbox"' in server.log.read_text(), 20, 0.1
+        )
+        assert exported, server.log.read_text()[-3000:]
         text = server.log.read_text()
     assert f'"parent_id": "0x{PARENT_ID}"' in text
     assert f'"trace_id": "0x{TRACE_ID}"' in text
@@ -182,7 +185,7 @@ def test_without_the_variables_nothing_of_opentelemetry_is_imported(tmp_path: Pa
         "names = sorted(type(o).__name__ for o in served.observers)\n"
         "print(*names, any(m.startswith('opentelemetry') for m in sys.modules))\n"
     )
-    env = clean_env(HOST_SPECS=str(Path(__file__).parent.parent / "specs"),
+    env = clean_env(HOST_SPECS=str(SPECS),
                     HOST_DATA_DIR=str(tmp_path / "data"))  # fmt: skip
     env = {k: v for k, v in env.items() if not k.startswith("OTEL_")}
     done = subprocess.run(

@@ -10,12 +10,11 @@ from __future__ import annotations
 import re
 import shlex
 
-from servers import ROOT
-
 from host.machine.timing import Runner
 from host.protocol.sessions import LegacyOptions
 from host.store.base import DEFAULT_LEASE_S
 from host.web.serve import ServeOptions, gunicorn_argv
+from support.paths import ROOT
 
 README = (ROOT / "README.md").read_text()
 

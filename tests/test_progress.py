@@ -17,16 +17,20 @@ from typing import Any
 import anyio
 import falcon.testing
 import pytest
-import servers
 from mcp.client.client import Client
-from servers import run_stdio, send, sse
-from test_legacy_support import Events, Legacy, json_body, post
-from test_modern_support import Mcp, app_client, write_project
 
 from host.machine import CallContext
 from host.protocol import RequestContext, streams
 from host.protocol.streams import Notifier, progress_token
 from host.spec import load_project
+from support import servers
+from support.helpdesk import write_project
+from support.legacy import Events, Legacy, json_body, post
+from support.modern import Mcp, app_client
+from support.servers import run_stdio
+from support.wire import send, sse
+
+pytestmark = pytest.mark.served
 
 SERVER = """\
 kind: server

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import tomllib
-from pathlib import Path
 
 import host
 import host.errors
 import host.web.app
-
-ROOT = Path(__file__).resolve().parent.parent
+from support.paths import ROOT
 
 
 def test_all_is_exactly_the_intended_names() -> None:

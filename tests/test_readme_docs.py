@@ -14,7 +14,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from servers import ROOT, clean_env, host_serve
+
+from support.paths import ROOT
+from support.servers import clean_env, host_serve
+
+pytestmark = pytest.mark.served
 
 README = (ROOT / "README.md").read_text()
 

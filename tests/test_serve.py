@@ -18,12 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from servers import Server, call, clean_env, connections_on_two_workers, host_serve
 
 from host.assembly import ensure_secret
 from host.web.serve import ServeOptions, gunicorn_argv, worker_env
+from support.modern import call
+from support.paths import ROOT
+from support.servers import Server, clean_env, host_serve
+from support.workers import connections_on_two_workers
 
-ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.served
 
 
 def final_round(first: dict[str, Any], content: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,12 @@ import threading
 import time
 from pathlib import Path
 
-from servers import Server, call, host_serve
+import pytest
+
+from support.modern import call
+from support.servers import Server, host_serve
+
+pytestmark = pytest.mark.served
 
 SLOW = 50
 HELD_S = 10.0

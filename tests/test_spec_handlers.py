@@ -12,8 +12,9 @@ from host.spec.handlers import HandlerIndex, HandlerProblem, Param
 from host.spec.load import load_text
 from host.spec.rules_forms import asks_for_secret
 from host.spec.scope import fills, scopes
+from support.paths import FIXTURES
 
-FX = Path(__file__).parent / "fixtures" / "handlers"
+FX = FIXTURES / "handlers"
 
 
 def test_functions_found_by_parsing() -> None:

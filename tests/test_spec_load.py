@@ -12,8 +12,8 @@ from host.errors import SpecError
 from host.spec import check_project, load_project
 from host.spec.load import load_text
 from host.spec.model import Act, Ask, Confirm, Pos, Read, Server, Timeouts
+from support.paths import ROOT
 
-ROOT = Path(__file__).parent.parent
 GOOD = ROOT / "tests" / "fixtures" / "good"
 
 SOURCE = """\

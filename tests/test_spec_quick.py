@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import math
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,8 +21,8 @@ from host.spec.load import load_paths
 from host.spec.quick import QuickCheck
 from host.spec.rules_io import _quick_meta
 from host.spec.schema import flat_schema
+from support.paths import ROOT
 
-ROOT = Path(__file__).parent.parent
 DOCS = [
     doc.data
     for doc in load_paths(

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 from jsonschema import Draft7Validator
 
 from host.spec.load import load_paths
 from host.spec.rules import RULES
 from host.spec.schema import FORM_COMMON, FORM_KEYWORDS, SCHEMA_PATH, build_schema, render
-
-ROOT = Path(__file__).parent.parent
+from support.paths import ROOT
 
 
 def test_shipped_schema_is_current() -> None:

@@ -9,7 +9,6 @@ globals, unknown filters and tests (inside and outside an ``if``), attributes an
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
@@ -17,8 +16,7 @@ from hypothesis import strategies as st
 from jinja2 import TemplateSyntaxError, meta
 
 from host.spec.templates import ENV, names
-
-ROOT = Path(__file__).parent.parent
+from support.paths import ROOT
 
 
 def _jinja(source: str, expression: bool) -> set[str] | str:

@@ -26,7 +26,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from servers import HEADERS, Server, call, connections_on_two_workers, host_serve
+
+from support.modern import call
+from support.servers import Server, host_serve
+from support.wire import HEADERS
+from support.workers import connections_on_two_workers
+
+pytestmark = pytest.mark.served
 
 FS_IOC_GETFLAGS = 0x80086601
 FS_IOC_SETFLAGS = 0x40086602

@@ -20,7 +20,6 @@ from multiprocessing.synchronize import Event
 from pathlib import Path
 
 import pytest
-from conftest import RedisServer
 
 from host.errors import StoreError
 from host.store import (
@@ -33,6 +32,7 @@ from host.store import (
     require_durable,
 )
 from host.store.sqlite import SqliteStore
+from support.redis import RedisServer
 
 CTX = multiprocessing.get_context("fork")
 LEASE_S = 1.0

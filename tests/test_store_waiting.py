@@ -15,10 +15,10 @@ from multiprocessing.queues import Queue
 
 import pytest
 import redis
-from conftest import RedisServer
 
 from host.store import Store, open_store
 from host.store.redis import RedisStore
+from support.redis import RedisServer
 
 CTX = multiprocessing.get_context("fork")
 

@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
-from test_modern_support import Mcp, make_client
 
 from host.spec import load_project
 from host.spec.model import Project
+from support.modern import Mcp, make_client
 
 SPECS = """
 kind: server

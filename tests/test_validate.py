@@ -18,10 +18,9 @@ from host.spec.check import check_project
 from host.spec.diagnostics import Diagnostic
 from host.spec.report import format_diagnostics
 from host.spec.rules import RULES
+from support.paths import FIXTURES, ROOT
 
-FIXTURES = Path(__file__).parent / "fixtures"
 BROKEN = sorted((FIXTURES / "broken").glob("*.yaml"))
-ROOT = Path(__file__).parent.parent
 _EXPECT = re.compile(
     r"^# expect: (?:(?P<file>[^\s:]+):)?(?P<line>\d+):(?P<col>\d+) (?P<rule>[a-z-]+)"
     r"(?: fix: (?P<fix>.+?))?$",

@@ -13,8 +13,10 @@ import pytest
 from host.cli import COMMANDS, main
 from host.commands import validate as validate_command
 from host.spec.schema import SCHEMA_PATH
+from support.paths import ROOT
 
-ROOT = Path(__file__).parent.parent
+pytestmark = pytest.mark.served
+
 BROKEN = ROOT / "tests" / "fixtures" / "broken"
 SCRIPT = Path(sys.executable).parent / "host"
 

@@ -1,15 +1,19 @@
-"""Shared helpers for the legacy-session tests: a raw legacy client over the WSGI app.
+"""The raw legacy-session client: ``Legacy`` over the in-process app, ``LegacyHttp`` over HTTP.
 
-The client speaks raw JSON-RPC so tests see every byte. A ``tools/call`` whose answer is a
+``Legacy`` speaks raw JSON-RPC so tests see every byte. A ``tools/call`` whose answer is a
 ``text/event-stream`` is driven through the WSGI callable itself, so a test can read the first
 question, POST its answer while the stream waits, and then read the rest: what a real client does.
 ``post`` does the same for any body and headers (a modern call too); ``json_body`` reads a reply
-that is not a stream.
+that is not a stream. ``LegacyHttp`` is a session with a served host, and ``Listener`` its GET
+stream read on a thread.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
+import threading
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,10 +21,24 @@ from typing import Any
 
 import falcon
 import falcon.testing
-from test_modern_support import app_client, write_project
 
-from host.spec import load_project
 from host.spec.model import Project
+from support.modern import app_client
+from support.servers import Server
+from support.wire import send
+
+__all__ = [
+    "FORM",
+    "NEWEST",
+    "Events",
+    "Legacy",
+    "LegacyHttp",
+    "Listener",
+    "json_body",
+    "legacy_client",
+    "post",
+    "structured",
+]
 
 NEWEST = "2025-11-25"
 FORM: dict[str, Any] = {"elicitation": {"form": {}}}
@@ -201,46 +219,88 @@ def structured(result: Mapping[str, Any]) -> Any:
     return json.loads(result["content"][0]["text"])
 
 
-SURVEY_SERVER = """\
-kind: server
-name: survey
-version: "1"
-elicitation: {enabled: true}
-"""
+class LegacyHttp:
+    """A legacy session over HTTP: ``initialize``, then requests with its session id."""
 
-SURVEY_TOOL = """\
-kind: tool
-name: survey
-description: Two questions in one round, with every kind of field, then an act.
-input: {}
-steps:
-  - ask: who
-    message: Who are you?
-    form:
-      name: {type: string, default: Ann, description: Your name}
-      team:
-        type: string
-        oneOf: [{const: red, title: Red team}, {const: blue, title: Blue team}]
-      tags: {type: array, items: {type: string, enum: [a, b, c]}, default: [a]}
-  - ask: when
-    message: Which day?
-    form:
-      day: {type: string, enum: [mon, tue]}
-      urgent: {type: boolean, default: false}
-    declined: {recorded: false}
-  - act: survey:record
-"""
+    def __init__(self, server: Server, capabilities: dict[str, Any] | None = None) -> None:
+        self.server = server
+        body = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {"protocolVersion": NEWEST, "capabilities": capabilities or {}},
+        }
+        response = send(server.connect(), body)
+        self.initialized = json.loads(response.read())["result"]
+        self.session = response.getheader("Mcp-Session-Id") or ""
+        assert self.session
 
-SURVEY_HANDLER = """\
-def record(name, team, tags, day, urgent):
-    return {"name": name, "team": team, "tags": tags, "day": day, "urgent": urgent}
-"""
+    def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        conn: http.client.HTTPConnection | None = None,
+    ) -> dict[str, Any]:
+        """One request of the session (on ``conn``, or a new connection); the response."""
+        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
+        response = send(conn or self.server.connect(), body, **{"Mcp-Session-Id": self.session})
+        payload: dict[str, Any] = json.loads(response.read())
+        assert response.status == 200, payload
+        return payload
+
+    def tools(self) -> list[str]:
+        """The tool names the session's ``tools/list`` shows."""
+        return [tool["name"] for tool in self.request("tools/list")["result"]["tools"]]
 
 
-def survey_project(tmp_path: Path) -> Project:
-    """A small project whose one tool asks two questions in one round."""
-    return load_project(
-        *write_project(
-            tmp_path, SURVEY_SERVER, SURVEY_TOOL, SURVEY_HANDLER, module="survey", prefix="survey-"
-        )
-    )
+class Listener:
+    """A legacy session's GET stream, read on a thread, reopened when the server ends it.
+
+    Attributes:
+        messages: Every JSON-RPC message received, in order.
+        opened: How many times the stream was opened with HTTP 200.
+    """
+
+    def __init__(self, client: LegacyHttp, deadline_s: float = 120.0) -> None:
+        self.client = client
+        self.messages: list[dict[str, Any]] = []
+        self.opened = 0
+        self.statuses: list[int] = []
+        self._stop = threading.Event()
+        self._deadline = time.monotonic() + deadline_s
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set() and time.monotonic() < self._deadline:
+            # NOTE: longer than the server's 15 s between keep-alives.
+            conn = http.client.HTTPConnection("127.0.0.1", self.client.server.port, timeout=60)
+            try:
+                conn.request(
+                    "GET",
+                    "/mcp",
+                    headers={"Accept": "text/event-stream", "Mcp-Session-Id": self.client.session},
+                )
+                response = conn.getresponse()
+                self.statuses.append(response.status)
+                if response.status != 200:
+                    response.read()
+                    time.sleep(0.5)
+                    continue
+                self.opened += 1
+                while not self._stop.is_set() and (line := response.readline()):
+                    if line.startswith(b"data: "):
+                        self.messages.append(json.loads(line[len(b"data: ") :]))
+            except OSError:
+                time.sleep(0.2)
+            finally:
+                conn.close()
+            time.sleep(0.2)  # as SDK clients do, a moment before reconnecting
+
+    def methods(self) -> list[str]:
+        """The methods of the messages received so far."""
+        return [m.get("method", "") for m in self.messages]
+
+    def stop(self) -> None:
+        """Stop listening (the thread ends within its next read or reconnect)."""
+        self._stop.set()

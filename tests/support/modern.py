@@ -1,103 +1,45 @@
-"""Shared helpers for the 2026-07-28 end-to-end tests: the help-desk app and a small raw client.
+"""The raw 2026-07-28 client: ``Mcp`` over the in-process app, and ``call`` over real HTTP.
 
-Every test drives the real Falcon app through ``falcon.testing.TestClient``, with the example
+``Mcp`` drives the real Falcon app through ``falcon.testing.TestClient``, with the example
 ``specs/`` and ``handlers/``, a real SQLite help-desk database and a real SQLite store in
-``tmp_path``. The client here speaks raw JSON-RPC so the tests can see (and break) every byte.
+``tmp_path``. It speaks raw JSON-RPC so the tests can see (and break) every byte. ``call`` and
+``modern_tools`` send the same requests to a served host over a kept-alive ``http.client``
+connection.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
-import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import falcon.testing
-import pytest
 
-from host.settings import Settings
-from host.spec import load_project
 from host.spec.model import Project
 from host.web.app import create_app
+from support.helpdesk import HELPDESK, settings_for
+from support.wire import send
 
-ROOT = Path(__file__).resolve().parent.parent
-SPECS = ROOT / "specs"
-HANDLERS = ROOT / "handlers"
+__all__ = [
+    "FORM",
+    "VERSION",
+    "Answerer",
+    "Mcp",
+    "accept",
+    "app_client",
+    "call",
+    "make_client",
+    "modern_tools",
+    "reply",
+]
+
 VERSION = "2026-07-28"
 FORM: dict[str, Any] = {"elicitation": {"form": {}}}
 
 Answerer = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
-
-#: The answers that leave close_ticket's box unconfirmed, each with the reason the tool then gives.
-NOT_CONFIRMED = [
-    pytest.param({"action": "decline"}, "The user said no. Leave the ticket open.", id="decline"),
-    pytest.param(
-        {"action": "cancel"}, "The user dismissed the question without answering.", id="cancel"
-    ),
-    pytest.param(
-        {"action": "accept", "content": {"confirm": False}},
-        "The user didn't tick the box.",
-        id="unticked",
-    ),
-]
-
-
-def helpdesk_project() -> Project:
-    """The example specs, loaded and checked the way ``host serve`` loads them."""
-    return load_project(SPECS, HANDLERS)
-
-
-def write_project(
-    tmp_path: Path,
-    server: str,
-    tools: str,
-    handlers: str,
-    *,
-    module: str = "work",
-    prefix: str = "",
-) -> tuple[Path, Path]:
-    """A small project in ``tmp_path``: ``server.yaml`` and ``tools.yaml``, one handler module.
-
-    Args:
-        tmp_path: where the ``specs`` and ``handlers`` folders go.
-        server: the server spec's text.
-        tools: the tool specs' text.
-        handlers: the handler module's source.
-        module: the handler module's name (what the specs' ``module:function`` calls name).
-        prefix: put before the folders' names, to keep two projects in one ``tmp_path`` apart.
-
-    Returns:
-        The specs folder and the handlers folder.
-    """
-    specs_dir, handlers_dir = tmp_path / f"{prefix}specs", tmp_path / f"{prefix}handlers"
-    specs_dir.mkdir()
-    handlers_dir.mkdir()
-    (specs_dir / "server.yaml").write_text(server)
-    (specs_dir / "tools.yaml").write_text(tools)
-    (handlers_dir / f"{module}.py").write_text(handlers)
-    return specs_dir, handlers_dir
-
-
-def settings_for(tmp_path: Path, **changes: Any) -> Settings:
-    """Settings for one test: data and store in ``tmp_path``, a fixed signing key."""
-    values: dict[str, Any] = {
-        "specs_dir": SPECS,
-        "handlers_dir": HANDLERS,
-        "secrets": ("test-key-1-0123456789abcdef0123456789",),
-        "data_dir": tmp_path / "data",
-    }
-    values.update(changes)
-    return Settings(**values)
-
-
-def use_tmp_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point the help-desk handlers at a fresh database in ``tmp_path``; return its path."""
-    db = tmp_path / "helpdesk.db"
-    monkeypatch.setenv("HELPDESK_DB", str(db))
-    monkeypatch.setenv("HOST_DATA_DIR", str(tmp_path / "data"))
-    return db
 
 
 @dataclass
@@ -228,21 +170,6 @@ def make_client(tmp_path: Path, project: Project | None = None, **changes: Any) 
     return Mcp(app_client(tmp_path, project, **changes))
 
 
-def ticket(db: Path, ticket_id: str) -> dict[str, Any] | None:
-    """A ticket's row, read straight from the help-desk database."""
-    with sqlite3.connect(db) as conn:
-        conn.row_factory = sqlite3.Row
-        row = conn.execute("SELECT * FROM tickets WHERE id = ?", (ticket_id,)).fetchone()
-    return dict(row) if row else None
-
-
-def emails(db: Path, ticket_id: str) -> int:
-    """How many emails the help desk has sent about a ticket, read straight from its database."""
-    with sqlite3.connect(db) as conn:
-        row = conn.execute("SELECT count(*) FROM outbox WHERE ticket = ?", (ticket_id,)).fetchone()
-    return int(row[0])
-
-
 def accept(content: Mapping[str, Any]) -> Answerer:
     """An answerer that accepts every question with ``content``."""
     return lambda key, params: {"action": "accept", "content": dict(content)}
@@ -253,4 +180,35 @@ def reply(action: str) -> Answerer:
     return lambda key, params: {"action": action}
 
 
-HELPDESK = helpdesk_project()
+def call(
+    conn: http.client.HTTPConnection, name: str, arguments: dict[str, Any], **extra: Any
+) -> dict[str, Any]:
+    """One modern tools/call on a kept-alive connection to a served host; the JSON-RPC result."""
+    params = {
+        "name": name,
+        "arguments": arguments,
+        **extra,
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+        },
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    headers = {"MCP-Protocol-Version": VERSION, "Mcp-Method": "tools/call", "Mcp-Name": name}
+    payload = json.loads(send(conn, body, **headers).read())
+    assert "result" in payload, payload
+    result: dict[str, Any] = payload["result"]
+    return result
+
+
+def modern_tools(conn: http.client.HTTPConnection) -> list[str]:
+    """The tool names a modern ``tools/list`` on a served host shows."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": VERSION,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
+    response = send(conn, body, **{"MCP-Protocol-Version": VERSION, "Mcp-Method": "tools/list"})
+    payload = json.loads(response.read())
+    assert response.status == 200, payload
+    return [tool["name"] for tool in payload["result"]["tools"]]

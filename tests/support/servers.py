@@ -1,11 +1,10 @@
-"""Real servers for the tests: ``host serve`` or gunicorn in a subprocess on a free 127.0.0.1 port.
+"""The server runner: ``host serve`` or gunicorn in a subprocess on a free 127.0.0.1 port.
 
 Each runs until its ``with`` block ends (terminated, then killed if it lingers), writes its output
 to a log file in the test's folder, and is ready (``GET /readyz`` answered) before the block
-starts; one that exits or never gets ready fails the test with its log. Also here: what the tests
-send such a server over ``http.client`` (a modern ``tools/call``, a stream read as it arrives), how
-they find which gunicorn worker holds a connection, and ``host stdio`` fed a script of messages.
-Not a test module: ``from servers import ...``.
+starts; one that exits or never gets ready fails the test with its log. Each gets its own port and
+data folder, so tests that start servers can run in parallel. Also here: ``host stdio`` fed a
+script of messages.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -26,27 +24,18 @@ from typing import Any
 
 import pytest
 
+from support.paths import ROOT
+from support.waiting import wait_until
+
 __all__ = [
-    "HEADERS",
-    "ROOT",
     "Server",
-    "call",
     "clean_env",
-    "connections_on_two_workers",
     "free_port",
     "gunicorn",
     "host_serve",
     "run_stdio",
-    "send",
-    "sse",
     "stop",
-    "worker_of",
 ]
-
-ROOT = Path(__file__).resolve().parent.parent
-VERSION = "2026-07-28"
-#: What every POST to ``/mcp`` carries; a client that takes both answers' forms.
-HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
 def free_port() -> int:
@@ -106,10 +95,36 @@ class Server:
 
     def wait_for(self, event: str, count: int) -> list[dict[str, Any]]:
         """The ``event`` log lines, once there are ``count`` (or after 5 s, those there are)."""
-        deadline = time.monotonic() + 5
-        while len(lines := self.log_lines(event)) < count and time.monotonic() < deadline:
-            time.sleep(0.02)
-        return lines
+        wait_until(lambda: len(self.log_lines(event)) >= count, 5, 0.02)
+        return self.log_lines(event)
+
+
+def _start(
+    argv: Sequence[str], args: Sequence[str], tmp_path: Path, log: Path, env: Mapping[str, str]
+) -> tuple[subprocess.Popen[bytes], int, bool]:
+    """Start ``argv`` on a free port; the process, its port, and whether it answered /readyz.
+
+    NOTE: the port is free when chosen, but another process may bind it before the server does
+    (tests run in parallel); a server that exits saying so is started again on another port.
+    """
+    for _ in range(3):
+        port = free_port()
+        environ = clean_env(**{k: v.replace("{port}", str(port)) for k, v in env.items()})
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                [*argv, "--bind", f"127.0.0.1:{port}", *args],
+                env=environ, cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+        deadline = time.monotonic() + 30
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2):
+                    return proc, port, True
+            except OSError:
+                time.sleep(0.1)
+        if proc.poll() is None or "in use" not in log.read_text():
+            return proc, port, False
+    return proc, port, False
 
 
 @contextmanager
@@ -125,29 +140,15 @@ def _running(
 
     A ``{port}`` in an ``env`` value becomes the port (an audience names the server's own URL).
     """
-    port = free_port()
     log = tmp_path / f"{name}.log"
     values = {"HOST_DATA_DIR": str(tmp_path / name), **env}
-    environ = clean_env(**{k: v.replace("{port}", str(port)) for k, v in values.items()})
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [*argv, "--bind", f"127.0.0.1:{port}", *args],
-            env=environ, cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2):
-                        break
-                except OSError:
-                    pass
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"{what} did not start:\n{log.read_text()}", pytrace=False)
-                time.sleep(0.1)
-            yield Server(port, log, proc.pid)
-        finally:
-            stop(proc, 15)
+    proc, port, ready = _start(argv, args, tmp_path, log, values)
+    try:
+        if not ready:
+            pytest.fail(f"{what} did not start:\n{log.read_text()}", pytrace=False)
+        yield Server(port, log, proc.pid)
+    finally:
+        stop(proc, 15)
 
 
 @contextmanager
@@ -186,77 +187,6 @@ def gunicorn(tmp_path: Path, name: str, *args: str, **env: str) -> Iterator[Serv
     argv = [sys.executable, "-m", "gunicorn", "host.web.wsgi:app"]
     with _running("gunicorn", argv, args, tmp_path, name, env) as server:
         yield server
-
-
-def send(conn: http.client.HTTPConnection, body: Any, **headers: str) -> http.client.HTTPResponse:
-    """POST a JSON-RPC body to ``/mcp`` on ``conn``; the response, its body not read yet."""
-    conn.request("POST", "/mcp", json.dumps(body), {**HEADERS, **headers})
-    return conn.getresponse()
-
-
-def sse(response: http.client.HTTPResponse) -> Iterator[dict[str, Any]]:
-    """The JSON-RPC messages of a ``text/event-stream`` response, as they arrive."""
-    data = None
-    while line := response.readline():
-        line = line.rstrip(b"\r\n")
-        if line.startswith(b"data: "):
-            data = line[len(b"data: ") :]
-        elif not line and data is not None:
-            yield json.loads(data)
-            data = None
-
-
-def call(
-    conn: http.client.HTTPConnection, name: str, arguments: dict[str, Any], **extra: Any
-) -> dict[str, Any]:
-    """One modern tools/call on a kept-alive connection; the JSON-RPC result."""
-    params = {
-        "name": name,
-        "arguments": arguments,
-        **extra,
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": VERSION,
-            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
-        },
-    }
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
-    headers = {"MCP-Protocol-Version": VERSION, "Mcp-Method": "tools/call", "Mcp-Name": name}
-    payload = json.loads(send(conn, body, **headers).read())
-    assert "result" in payload, payload
-    result: dict[str, Any] = payload["result"]
-    return result
-
-
-def worker_of(server: Server, conn: http.client.HTTPConnection) -> int:
-    """The pid of the worker holding ``conn`` (a read-only help-desk call, then its log line)."""
-    before = len(server.calls())
-    call(conn, "list_outbox", {})
-    deadline = time.monotonic() + 5
-    while len(server.calls()) == before and time.monotonic() < deadline:
-        time.sleep(0.02)
-    pid: int = server.calls()[-1]["pid"]
-    return pid
-
-
-def connections_on_two_workers(
-    server: Server,
-) -> tuple[http.client.HTTPConnection, http.client.HTTPConnection]:
-    """Two kept-alive connections held by two different worker processes.
-
-    NOTE: an idle gunicorn may hand every new connection to the same worker. Pausing the worker
-    that holds the first connection (SIGSTOP) while the second one is opened and used leaves the
-    accept to the other worker, every time.
-    """
-    first = server.connect()
-    home = worker_of(server, first)
-    other = server.connect()
-    os.kill(home, signal.SIGSTOP)
-    try:
-        elsewhere = worker_of(server, other)
-    finally:
-        os.kill(home, signal.SIGCONT)
-    assert elsewhere != home
-    return first, other
 
 
 def run_stdio(tmp_path: Path, specs: Path, handlers: Path, lines: Sequence[Any]) -> bytes:

@@ -7,7 +7,7 @@ discovery: another issuer with other keys) are shared; ``fresh_oauth_server`` is
 tests that rotate its keys or break its key set. Any test file can use them (conftest imports them).
 
 Installed by ``tests/oauth/install`` (which ``.ci/run`` runs); without it the fixtures fail, never
-skip. Not a test module: ``from oauth_server import ...``.
+skip.
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from servers import ROOT, stop
+
+from support.paths import ROOT
+from support.servers import stop
 
 __all__ = [
     "AUDIENCE",
