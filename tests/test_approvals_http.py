@@ -255,6 +255,7 @@ def test_a_revoked_approval_is_asked_again_at_once(two_workers: Site) -> None:
     revoked = host_cli("approvals", "revoke", mine["id"], "--data-dir", data)
     assert revoked.returncode == 0, revoked.stderr
 
+    alice = site.caller("alice")  # a new connection, as above: the commands may take a while
     assert alice.call("restart_service", {"service": service}, {"restart": DECLINE})[1] == [
         "restart"
     ]
@@ -353,6 +354,9 @@ def test_a_yes_is_remembered_across_instances_and_only_for_its_own(two_instances
     revoked = host_cli("approvals", "revoke", "--principal", "alice", "--tool", "restart_service",
                        "--store", site.store)  # fmt: skip
     assert revoked.returncode == 0, revoked.stderr
+    # A new connection: the kept-alive one may have idled past the host's keep-alive (5 s)
+    # while the command ran, on a busy machine.
+    one = site.caller("alice", 0)
     assert one.call("restart_service", {"service": service}, {"restart": YES})[1] == ["restart"]
 
 

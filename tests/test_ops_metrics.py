@@ -116,6 +116,10 @@ def test_metrics_are_summed_over_both_workers(tmp_path: Path) -> None:
         # A worker that exits leaves its counts in the sums.
         before = value(seen[0], "host_tool_rounds_total", tool="list_outbox", outcome="complete")
         gone = server.calls()[-1]["pid"]
+        # Idle, as a worker a deploy retires usually is: one holding a kept-alive connection
+        # would wait for it up to the graceful timeout (10 s).
+        a.close()
+        b.close()
         os.kill(gone, signal.SIGTERM)
         assert wait_until(lambda: _replaced(server, gone), timeout_s=30)
         after = scrape(server.connect())

@@ -74,10 +74,22 @@ class Server:
         self.url = f"http://127.0.0.1:{port}"
         self.log = log
         self.pid = pid  # the process started: gunicorn's master
+        self.opened: list[http.client.HTTPConnection] = []
 
     def connect(self) -> http.client.HTTPConnection:
-        """A new kept-alive connection to the server."""
-        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=15)
+        """A new kept-alive connection to the server (closed when the server is stopped)."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=15)
+        self.opened.append(conn)
+        return conn
+
+    def close_connections(self) -> None:
+        """Close every connection ``connect`` opened.
+
+        NOTE: a gunicorn worker that holds an idle kept-alive connection waits for it up to the
+        graceful timeout (10 s) when stopped; the test is over, so its connections can go first.
+        """
+        for conn in self.opened:
+            conn.close()
 
     def log_lines(self, event: str) -> list[dict[str, Any]]:
         """Every JSON log line written so far whose ``event`` is ``event``."""
@@ -143,11 +155,13 @@ def _running(
     log = tmp_path / f"{name}.log"
     values = {"HOST_DATA_DIR": str(tmp_path / name), **env}
     proc, port, ready = _start(argv, args, tmp_path, log, values)
+    server = Server(port, log, proc.pid)
     try:
         if not ready:
             pytest.fail(f"{what} did not start:\n{log.read_text()}", pytrace=False)
-        yield Server(port, log, proc.pid)
+        yield server
     finally:
+        server.close_connections()
         stop(proc, 15)
 
 
