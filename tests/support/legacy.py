@@ -25,7 +25,7 @@ import falcon.testing
 from host.spec.model import Project
 from support.modern import app_client
 from support.servers import Server
-from support.wire import send
+from support.wire import Reply, Served
 
 __all__ = [
     "FORM",
@@ -105,9 +105,9 @@ def json_body(events: Events) -> dict[str, Any]:
 
 @dataclass
 class Legacy:
-    """A raw legacy client of one WSGI app."""
+    """A raw legacy client of one WSGI app (or ``Served``: a served host)."""
 
-    http: falcon.testing.TestClient
+    http: falcon.testing.TestClient | Served
     session: str | None = None
     version: str | None = None
     next_id: int = 1
@@ -126,7 +126,7 @@ class Legacy:
         headers.update(more)
         return headers
 
-    def post(self, body: Any, **headers: str) -> falcon.testing.Result:
+    def post(self, body: Any, **headers: str) -> falcon.testing.Result | Reply:
         return self.http.simulate_post(
             "/mcp", body=json.dumps(body).encode(), headers=self.headers(**headers)
         )
@@ -167,10 +167,10 @@ class Legacy:
 
     def request(
         self, method: str, params: Mapping[str, Any] | None = None, **headers: str
-    ) -> falcon.testing.Result:
+    ) -> falcon.testing.Result | Reply:
         return self.post(self.body(method, params), **headers)
 
-    def result(self, response: falcon.testing.Result) -> dict[str, Any]:
+    def result(self, response: falcon.testing.Result | Reply) -> dict[str, Any]:
         assert response.status_code == 200, response.text
         assert response.headers["content-type"].startswith("application/json"), response.headers
         body = response.json
@@ -189,11 +189,13 @@ class Legacy:
     def stream(self, name: str, arguments: Mapping[str, Any] | None = None) -> Events:
         """A ``tools/call`` answered with an event stream, read lazily."""
         body = self.body("tools/call", {"name": name, "arguments": dict(arguments or {})})
+        # NOTE: reads the stream from the WSGI callable as it is produced: in-process only.
+        assert isinstance(self.http, falcon.testing.TestClient), "stream() needs the in-process app"
         return post(self.http, self.headers(), body)
 
     def answer(
         self, question: Mapping[str, Any], result: Mapping[str, Any]
-    ) -> falcon.testing.Result:
+    ) -> falcon.testing.Result | Reply:
         """POST the JSON-RPC response to a server-to-client request."""
         return self.post({"jsonrpc": "2.0", "id": question["id"], "result": dict(result)})
 
@@ -220,19 +222,13 @@ def structured(result: Mapping[str, Any]) -> Any:
 
 
 class LegacyHttp:
-    """A legacy session over HTTP: ``initialize``, then requests with its session id."""
+    """A legacy session with a served host: ``Legacy`` over HTTP, a new connection a request."""
 
     def __init__(self, server: Server, capabilities: dict[str, Any] | None = None) -> None:
         self.server = server
-        body = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {"protocolVersion": NEWEST, "capabilities": capabilities or {}},
-        }
-        response = send(server.connect(), body)
-        self.initialized = json.loads(response.read())["result"]
-        self.session = response.getheader("Mcp-Session-Id") or ""
+        opening = Legacy(Served(server.connect()))
+        self.initialized = opening.initialize(NEWEST, capabilities or {}, initialized=False)
+        self.session = opening.session or ""
         assert self.session
 
     def request(
@@ -242,10 +238,10 @@ class LegacyHttp:
         conn: http.client.HTTPConnection | None = None,
     ) -> dict[str, Any]:
         """One request of the session (on ``conn``, or a new connection); the response."""
-        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
-        response = send(conn or self.server.connect(), body, **{"Mcp-Session-Id": self.session})
-        payload: dict[str, Any] = json.loads(response.read())
-        assert response.status == 200, payload
+        legacy = Legacy(Served(conn or self.server.connect()), session=self.session)
+        response = legacy.request(method, params)
+        payload: dict[str, Any] = response.json
+        assert response.status_code == 200, payload
         return payload
 
     def tools(self) -> list[str]:

@@ -1,10 +1,10 @@
-"""The raw 2026-07-28 client: ``Mcp`` over the in-process app, and ``call`` over real HTTP.
+"""The raw 2026-07-28 client, ``Mcp``: over the in-process app, or over HTTP to a served host.
 
 ``Mcp`` drives the real Falcon app through ``falcon.testing.TestClient``, with the example
 ``specs/`` and ``handlers/``, a real SQLite help-desk database and a real SQLite store in
-``tmp_path``. It speaks raw JSON-RPC so the tests can see (and break) every byte. ``call`` and
-``modern_tools`` send the same requests to a served host over a kept-alive ``http.client``
-connection.
+``tmp_path``. It speaks raw JSON-RPC so the tests can see (and break) every byte. Over
+``Served(conn)`` it sends the same requests to a served host; ``call`` and ``modern_tools`` are
+its one-line uses there.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import falcon.testing
 from host.spec.model import Project
 from host.web.app import create_app
 from support.helpdesk import HELPDESK, settings_for
-from support.wire import send
+from support.wire import Reply, Served
 
 __all__ = [
     "FORM",
@@ -44,9 +44,9 @@ Answerer = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
 
 @dataclass
 class Mcp:
-    """A raw 2026-07-28 client over a Falcon test client."""
+    """A raw 2026-07-28 client over a Falcon test client (or ``Served``: a served host)."""
 
-    http: falcon.testing.TestClient
+    http: falcon.testing.TestClient | Served
     capabilities: dict[str, Any] = field(default_factory=lambda: dict(FORM))
     next_id: int = 1
     token: str | None = None
@@ -79,7 +79,7 @@ class Mcp:
         headers: Mapping[str, str] | None = None,
         *,
         raw: bytes | None = None,
-    ) -> falcon.testing.Result:
+    ) -> falcon.testing.Result | Reply:
         """POST a body (JSON-encoded unless ``raw``) to ``/mcp``."""
         data = raw if raw is not None else json.dumps(body).encode()
         all_headers = {"Content-Type": "application/json", **(headers or {})}
@@ -92,7 +92,7 @@ class Mcp:
         *,
         capabilities: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
-    ) -> falcon.testing.Result:
+    ) -> falcon.testing.Result | Reply:
         """Send one well-formed request; returns the raw HTTP result."""
         params = dict(params or {})
         params.setdefault("_meta", self.meta(capabilities))
@@ -109,7 +109,7 @@ class Mcp:
         responses: Mapping[str, Any] | None = None,
         state: str | None = None,
         capabilities: Mapping[str, Any] | None = None,
-    ) -> falcon.testing.Result:
+    ) -> falcon.testing.Result | Reply:
         """One ``tools/call`` round."""
         params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
         if responses is not None:
@@ -118,7 +118,7 @@ class Mcp:
             params["requestState"] = state
         return self.request("tools/call", params, capabilities=capabilities)
 
-    def result(self, response: falcon.testing.Result) -> dict[str, Any]:
+    def result(self, response: falcon.testing.Result | Reply) -> dict[str, Any]:
         """The JSON-RPC result of a 200 response (fails the test otherwise)."""
         assert response.status_code == 200, response.text
         body = response.json
@@ -184,18 +184,8 @@ def call(
     conn: http.client.HTTPConnection, name: str, arguments: dict[str, Any], **extra: Any
 ) -> dict[str, Any]:
     """One modern tools/call on a kept-alive connection to a served host; the JSON-RPC result."""
-    params = {
-        "name": name,
-        "arguments": arguments,
-        **extra,
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": VERSION,
-            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
-        },
-    }
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
-    headers = {"MCP-Protocol-Version": VERSION, "Mcp-Method": "tools/call", "Mcp-Name": name}
-    payload = json.loads(send(conn, body, **headers).read())
+    params = {"name": name, "arguments": arguments, **extra}
+    payload = Mcp(Served(conn)).request("tools/call", params).json
     assert "result" in payload, payload
     result: dict[str, Any] = payload["result"]
     return result
@@ -203,12 +193,6 @@ def call(
 
 def modern_tools(conn: http.client.HTTPConnection) -> list[str]:
     """The tool names a modern ``tools/list`` on a served host shows."""
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": VERSION,
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
-    response = send(conn, body, **{"MCP-Protocol-Version": VERSION, "Mcp-Method": "tools/list"})
-    payload = json.loads(response.read())
-    assert response.status == 200, payload
-    return [tool["name"] for tool in payload["result"]["tools"]]
+    response = Mcp(Served(conn), capabilities={}).request("tools/list")
+    assert response.status_code == 200, response.text
+    return [tool["name"] for tool in response.json["result"]["tools"]]
