@@ -7,7 +7,7 @@ stream open, can measure other clients' calls meanwhile, and then answers every 
 answer a separate POST, as the person clicks) and reads each call's final result from its stream.
 
 Everything runs on one asyncio loop over raw sockets, so a thousand members cost the client one
-thread. Used by ``bench/questions.py`` and by the tests (``tests/test_many_questions.py``).
+thread. Used by ``bench/questions.py`` and by the tests (``tests/served/test_many_questions.py``).
 """
 
 from __future__ import annotations

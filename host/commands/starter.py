@@ -1,7 +1,7 @@
 """The files ``host init`` writes: a server, a tool with a confirm, its handler, its tests.
 
 Kept as text here (not package data) so that the starter is visible, reviewed and tested like
-code: ``tests/test_authoring_commands.py`` validates it and runs its examples.
+code: ``tests/served/test_authoring_commands.py`` validates it and runs its examples.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ to 7, not 2020-12, so it is trusted only to say yes, and only for schemas made o
 drafts read alike (:data:`_SAME`). Any other schema, and every instance it says no to, goes to
 jsonschema's 2020-12 validator, which decides and names the errors: the verdict is always
 jsonschema's, and the compiled check only skips its work for what it would accept anyway
-(``tests/test_schemas.py`` checks that with generated schemas and instances).
+(``tests/unit/test_schemas.py`` checks that with generated schemas and instances).
 
 NOTE: the spec layer's checks of spec documents use :mod:`host.spec.quick` instead: it compiles
 the host's own two schemas faster than fastjsonschema does, and knows only their keywords.

@@ -1,6 +1,6 @@
 // A real OAuth 2 authorization server for the tests: oauth2-mock-server on 127.0.0.1, issuing
 // signed JWTs from its token endpoint and publishing its keys and metadata, plus a few test-only
-// controls. Started by tests/oauth_server.py; prints one JSON line ({"issuer", "jwks_uri", "kid"})
+// controls. Started by tests/support/oauth.py; prints one JSON line ({"issuer", "jwks_uri", "kid"})
 // when ready, and exits when its stdin closes (so it never outlives the tests) or on SIGTERM.
 //
 // Usage (in the folder where the package is installed): node mock_server.mjs [--alg RS256|ES256|...] [--discovery oidc|oauth]

@@ -1,0 +1,150 @@
+"""Smoke tests of the benchmarks: ``bench/run.py --quick`` runs, measures, reports and cleans up.
+
+The quick run is real (real uvicorn and gunicorn servers on 127.0.0.1, a few hundred calls each)
+but asserts only that every part ran and answered correctly, never a speed: the targets are the
+benchmark's own business (PASS/MISS in its report), not the test suite's.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support.paths import ROOT
+
+# NOTE: bench/ is a directory of scripts beside the package, not part of the installed package.
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench import loadgen
+from bench.throughput import answer_for
+
+pytestmark = pytest.mark.served
+
+HOST_MISSING = importlib.util.find_spec("host.web.wsgi") is None
+SDK_RUNS = ("sdk-fastest", "sdk-default", "sdk-fastest-resolver")
+
+
+def _bench(tmp: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    out = tmp / "bench.json"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--json", str(out), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert out.exists(), done.stdout + done.stderr
+    return done, json.loads(out.read_text())
+
+
+def _closed(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(1)
+        return sock.connect_ex(("127.0.0.1", port)) != 0
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any], int]:
+    done, raw = _bench(tmp_path_factory.mktemp("bench"))
+    return done.stdout, raw, done.returncode
+
+
+def _clean_runs(run: dict[str, Any], plain: int, exchanges: int) -> None:
+    assert run["error"] is None
+    (p,) = run["plain"]
+    (x,) = run["exchange"]
+    assert (p["operations"], p["errors"]) == (plain, 0)
+    assert (x["operations"], x["requests"], x["errors"]) == (exchanges, 2 * exchanges, 0)
+    assert p["rate"] > 0 and p["p50_ms"] > 0 and p["p99_ms"] >= p["p50_ms"]
+
+
+def test_quick_run_measures_the_sdk_and_the_ceiling(quick: tuple[str, dict[str, Any], int]) -> None:
+    report, raw, _ = quick
+    plan = raw["plan"]
+    for label in (*SDK_RUNS, "ceiling"):
+        _clean_runs(raw["runs"][label], plan["calls"], plan["exchanges"])
+    assert "Ratios (each against a baseline measured in this run" in report
+    assert "load generator:" in report
+
+
+def test_quick_run_stops_every_server(quick: tuple[str, dict[str, Any], int]) -> None:
+    _, raw, _ = quick
+    ports = [run["port"] for run in raw["runs"].values()]
+    assert ports and all(_closed(port) for port in ports)
+
+
+@pytest.mark.skipif(HOST_MISSING, reason="host.web.wsgi does not exist yet")
+def test_quick_run_measures_the_host(quick: tuple[str, dict[str, Any], int]) -> None:
+    report, raw, code = quick
+    plan = raw["plan"]
+    for label in ("host", "host-2-workers-unpinned"):
+        _clean_runs(raw["runs"][label], plan["calls"], plan["exchanges"])
+    # The ceiling imitates the host's answers, byte for byte in size.
+    assert raw["runs"]["ceiling"]["sizes"] == raw["runs"]["host"]["sizes"]
+    assert [s["tools"] for s in raw["scale"]] == [10, 100]
+    assert all(s["error"] is None and s["listed"] == s["tools"] for s in raw["scale"])
+    assert raw["validate"]["seconds"] > 0
+    machinery = raw["machinery"]
+    assert machinery["calls"] == 200
+    assert machinery["plain_us"]["host"] > machinery["plain_us"]["handlers"] > 0
+    assert machinery["parts_us"]["requestState seal"][1] > 0  # only exchanges seal state
+    assert raw["errors"] == [] and code == 0, report
+
+
+def test_a_server_that_cannot_start_is_reported_and_the_rest_still_runs(tmp_path: Path) -> None:
+    done, raw = _bench(tmp_path, "--sections", "throughput", "--handlers", str(tmp_path / "none"))
+    assert done.returncode == 1
+    assert raw["runs"]["sdk-fastest"]["error"].startswith("ServerError: sdk-fastest exited")
+    assert "ERROR: sdk-fastest: ServerError" in done.stdout
+    assert raw["runs"]["ceiling"]["error"] is None
+    assert all(_closed(run["port"]) for run in raw["runs"].values())
+
+
+def test_exchange_splices_the_state_into_the_second_round() -> None:
+    work = loadgen.Exchange.build(
+        8000, "close_ticket", {"id": "T-1"}, {"close": {"action": "accept"}}
+    )
+    raw = work.second(b"v1.abc_DEF-123")
+    head, body = raw.split(b"\r\n\r\n", 1)
+    assert b"Mcp-Name: close_ticket" in head
+    assert f"Content-Length: {len(body)}".encode() in head
+    params = json.loads(body)["params"]
+    assert params["requestState"] == "v1.abc_DEF-123"
+    assert params["inputResponses"] == {"close": {"action": "accept"}}
+    assert params["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+
+
+def test_answers_tick_every_box_and_take_the_first_choice() -> None:
+    asked = {
+        "pick": {
+            "method": "elicitation/create",
+            "params": {
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {
+                        "agent": {"type": "string", "enum": ["Nour", "Sam"]},
+                        "sure": {"type": "boolean"},
+                    },
+                }
+            },
+        }
+    }
+    content = {"agent": "Nour", "sure": True}
+    assert answer_for(asked) == {"pick": {"action": "accept", "content": content}}
+
+
+def test_the_bench_runs_gunicorn_as_host_serve_does() -> None:
+    from bench.servers import GUNICORN_THREADS
+    from host.serve.start import ServeOptions
+
+    # NOTE: the figures are only the product's if the bench serves it the way it ships.
+    assert ServeOptions().threads == GUNICORN_THREADS

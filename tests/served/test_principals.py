@@ -1,0 +1,92 @@
+"""One name, one person: a JWT whose ``sub`` names a static token never acts as its holder.
+
+The first version took a static token named ``alice`` and a JWT with ``sub: alice`` for the same
+principal: the JWT opened alice's ``requestState``, her session and her remembered approvals. Now
+such a JWT is refused (401 ``invalid_token``); other subjects, and alice's own token, work as
+before. A ``sub`` with control or bidi characters is refused too: a principal is printed and
+stored, and must read as one name.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import falcon.testing
+import pytest
+
+from host.auth import Authenticator, AuthError, AuthSettings
+from host.auth.tokenfile import create_token, revoke_token
+from host.spec import load_project
+from support.modern import Mcp, app_client
+from support.oauth import AUDIENCE, MockAuthServer
+from support.protected import WHO, WHOAMI, YES, refused
+
+pytestmark = pytest.mark.served
+
+
+@pytest.fixture
+def tokens(tmp_path: Path) -> Path:
+    return tmp_path / "tokens"
+
+
+@pytest.fixture
+def alice(tokens: Path) -> str:
+    """The static token named ``alice``."""
+    return create_token(tokens, "alice", [])[0]
+
+
+@pytest.fixture
+def http(
+    tmp_path: Path, oauth_server: MockAuthServer, tokens: Path, alice: str
+) -> falcon.testing.TestClient:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "handlers").mkdir()
+    (tmp_path / "specs" / "who.yaml").write_text(WHOAMI)
+    (tmp_path / "handlers" / "who.py").write_text(WHO)
+    project = load_project(tmp_path / "specs", tmp_path / "handlers")
+    settings = AuthSettings(issuer=oauth_server.issuer, audience=AUDIENCE, tokens_file=tokens)
+    return app_client(tmp_path, project, auth=settings)
+
+
+def test_a_jwt_named_like_a_static_token_does_not_open_its_state(
+    http: falcon.testing.TestClient, oauth_server: MockAuthServer, alice: str
+) -> None:
+    owner = Mcp(http, token=alice)
+    state = owner.result(owner.call("whoami"))["requestState"]
+
+    impostor = Mcp(http, token=oauth_server.token(sub="alice"))
+    refused(impostor.call("whoami", responses=YES, state=state))
+    refused(impostor.call("whoami"))
+
+    done = owner.result(owner.call("whoami", responses=YES, state=state))
+    assert done["structuredContent"]["principal"] == "alice"
+    other = Mcp(http, token=oauth_server.token(sub="carol"))
+    assert other.result(other.call("whoami"))["resultType"] == "input_required"
+
+
+def test_the_refusal_follows_the_tokens_file(
+    oauth_server: MockAuthServer, tokens: Path, alice: str
+) -> None:
+    settings = AuthSettings(issuer=oauth_server.issuer, audience=AUDIENCE, tokens_file=tokens)
+    auth = Authenticator(settings, tokens_check_interval=0.0)
+    token = oauth_server.token(sub="alice")
+    with pytest.raises(AuthError) as caught:
+        auth.authenticate(f"Bearer {token}")
+    assert caught.value.kind == "invalid_token"
+    assert "is the name of a static token" in caught.value.reason
+    assert auth.authenticate(f"Bearer {alice}").principal == "alice"
+    assert auth.authenticate(f"Bearer {oauth_server.token(sub='alice2')}").principal == "alice2"
+    revoke_token(tokens, "alice")
+    assert auth.authenticate(f"Bearer {token}").principal == "alice"
+
+
+@pytest.mark.parametrize(
+    "sub", ["mallory\n2026-01-01T00:00:00Z  alice", "\x1b[2Jroot", "evil\u202etxt", "x" * 1025]
+)
+def test_a_sub_that_would_not_print_as_one_name_is_refused(
+    oauth_server: MockAuthServer, sub: str
+) -> None:
+    auth = Authenticator(AuthSettings(issuer=oauth_server.issuer, audience=AUDIENCE))
+    with pytest.raises(AuthError) as caught:
+        auth.authenticate(f"Bearer {oauth_server.token(sub=sub)}")
+    assert "unprintable characters or is too long" in caught.value.reason
