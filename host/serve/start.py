@@ -19,13 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from host.assembly import ensure_secret
-from host.errors import HostError
+from host.errors import DurationError, HostError
 from host.logs import configure_logging
 from host.serve.master import HostServer
 from host.serve.reload import Snapshot, Specs
 from host.serve.storefile import StoreFile
 from host.settings import Settings
 from host.spec.check import check_project
+from host.spec.durations import parse_duration
+from host.spec.import_check import DEFAULT_TIME_LIMIT_S
 from host.spec.model import Confirm, Project
 from host.spec.paths import default_handlers_dir
 from host.spec.report import format_diagnostics
@@ -38,10 +40,14 @@ CONNECTIONS_OVER_THREADS = 1000
 #: Where prometheus-client's multiprocess mode keeps every worker's values.
 MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
 
+#: How long a reload's handler modules may take to import (a duration, like 30s).
+IMPORT_LIMIT = "HOST_RELOAD_IMPORT_TIMEOUT"
+
 __all__ = [
     "ServeOptions",
     "gunicorn_argv",
     "gunicorn_settings",
+    "import_limit",
     "metrics_dir",
     "serve",
     "settings_problem",
@@ -211,6 +217,21 @@ def metrics_dir(data_dir: Path) -> Path:
     return private_dir(folder)
 
 
+def import_limit(env: Mapping[str, str]) -> float:
+    """Seconds a reload's handler modules may take to import (``HOST_RELOAD_IMPORT_TIMEOUT``).
+
+    Raises:
+        HostError: The value is not a duration.
+    """
+    raw = env.get(IMPORT_LIMIT, "").strip()
+    if not raw:
+        return DEFAULT_TIME_LIMIT_S
+    try:
+        return parse_duration(raw)
+    except DurationError as exc:
+        raise HostError(f"{IMPORT_LIMIT}: {exc.message}") from None
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -258,10 +279,16 @@ def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
         folder = metrics_dir(settings.data_dir)
         os.environ[MULTIPROC_DIR] = str(folder)
     configure_logging(settings.log_level)
+    try:
+        limit = import_limit(env)
+    except HostError as exc:
+        print(f"host: not serving: {exc.message}", file=sys.stderr)
+        return 1
     specs = Specs(
         options.specs.resolve(),
         handlers.resolve(),
         lambda project: unprotected(settings, project.scopes),
+        limit,
     )
     loaded = specs.load()
     if isinstance(loaded, HostError):
