@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from host.assembly import ensure_secret
+from host.auth.tokenfile import read_tokens
 from host.errors import DurationError, HostError
 from host.logs import configure_logging
 from host.serve.master import HostServer
@@ -108,11 +109,13 @@ def worker_env(options: ServeOptions, environ: Mapping[str, str]) -> dict[str, s
 def settings_problem(env: Mapping[str, str], scopes: Sequence[str] = ()) -> str | None:
     """What makes the workers' settings unusable, or None.
 
-    A bad value, an unreachable store, a store that can forget act claims (unless acknowledged),
-    or ``scopes`` (those the specs name) with no auth set.
+    A bad value, a tokens file someone else may change, an unreachable store, a store that can
+    forget act claims (unless acknowledged), or ``scopes`` (those the specs name) with no auth set.
     """
     try:
         settings = Settings.from_env(env)
+        if settings.auth.tokens_file is not None:
+            read_tokens(settings.auth.tokens_file)  # its owner and modes, checked once here
         store = open_store(settings.store)
     except HostError as exc:
         return exc.message
