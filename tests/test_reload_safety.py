@@ -109,3 +109,14 @@ def test_a_handler_that_raises_system_exit_at_start_is_one_clear_error(tmp_path:
     assert "Traceback" not in done.stderr
     assert "host: not serving: " in done.stderr
     assert "SystemExit" in done.stderr
+
+
+def test_a_time_limit_that_is_not_a_duration_is_refused_at_start(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "host", "serve", "--specs", str(ROOT / "specs"),
+         "--bind", "127.0.0.1:0"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        env=clean_env(HOST_DATA_DIR=str(tmp_path / "data"), HOST_RELOAD_IMPORT_TIMEOUT="5"),
+    )  # fmt: skip
+    assert done.returncode == 1, done
+    assert "host: not serving: HOST_RELOAD_IMPORT_TIMEOUT: '5' is not a duration" in done.stderr

@@ -114,6 +114,7 @@ def settings_problem(env: Mapping[str, str], scopes: Sequence[str] = ()) -> str 
     """
     try:
         settings = Settings.from_env(env)
+        import_limit(env)
         if settings.auth.tokens_file is not None:
             read_tokens(settings.auth.tokens_file)  # its owner and modes, checked once here
         store = open_store(settings.store)
@@ -245,6 +246,27 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _loaded_specs(
+    options: ServeOptions, handlers: Path, settings: Settings, limit: float
+) -> Specs | None:
+    """The master's specs, loaded once (handlers imported); None, after saying why, if not."""
+    specs = Specs(
+        options.specs.resolve(),
+        handlers.resolve(),
+        lambda project: unprotected(settings, project.scopes),
+        limit,
+    )
+    loaded = specs.load()
+    if isinstance(loaded, HostError):
+        print(f"host: not serving: {loaded.message}", file=sys.stderr)
+        return None
+    if not isinstance(loaded, Snapshot):  # the files changed since they were checked
+        print(format_diagnostics(loaded, "text"), file=sys.stderr)
+        print(f"host: not serving: errors in {options.specs}", file=sys.stderr)
+        return None
+    return specs
+
+
 def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
     """Check the specs, then serve them under gunicorn until stopped.
 
@@ -282,24 +304,8 @@ def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
         folder = metrics_dir(settings.data_dir)
         os.environ[MULTIPROC_DIR] = str(folder)
     configure_logging(settings.log_level)
-    try:
-        limit = import_limit(env)
-    except HostError as exc:
-        print(f"host: not serving: {exc.message}", file=sys.stderr)
-        return 1
-    specs = Specs(
-        options.specs.resolve(),
-        handlers.resolve(),
-        lambda project: unprotected(settings, project.scopes),
-        limit,
-    )
-    loaded = specs.load()
-    if isinstance(loaded, HostError):
-        print(f"host: not serving: {loaded.message}", file=sys.stderr)
-        return 1
-    if not isinstance(loaded, Snapshot):  # the files changed since they were checked
-        print(format_diagnostics(loaded, "text"), file=sys.stderr)
-        print(f"host: not serving: errors in {options.specs}", file=sys.stderr)
+    specs = _loaded_specs(options, handlers, settings, import_limit(env))
+    if specs is None:
         return 1
     try:
         store_file = StoreFile.pin(settings.store)
