@@ -13,6 +13,7 @@ every call is answered, and ``/readyz`` answers 503 with the reason.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import stat
@@ -134,5 +135,37 @@ def test_a_full_disk_stops_metrics_not_workers(tmp_path: Path) -> None:
             response = conn.getresponse()
             body = response.read().decode()
             assert response.status == 503, body
+            reason = json.loads(body)["reason"]
+            assert "the metrics files cannot be written" in reason or (
+                "the metrics folder" in reason and "cannot be written" in reason
+            ), reason
             degraded = server.log_lines("metrics_degraded")
             assert degraded and len({line["pid"] for line in degraded}) == len(degraded)
+
+
+def test_ready_names_the_metrics_folder_that_takes_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import falcon
+    import falcon.testing
+
+    from host.observers.metrics import MULTIPROC_DIR, MetricsObserver
+    from host.web.probes import ReadyResource
+
+    class Healthy:
+        def health(self) -> None:
+            return None
+
+    metrics = MetricsObserver()
+    app = falcon.App()
+    app.add_route("/readyz", ReadyResource(Healthy(), 1, metrics))  # type: ignore[arg-type]
+    client = falcon.testing.TestClient(app)
+    monkeypatch.setenv(MULTIPROC_DIR, str(tmp_path))
+    assert client.simulate_get("/readyz").status_code == 200
+    monkeypatch.setenv(MULTIPROC_DIR, str(tmp_path / "gone"))
+    refused = client.simulate_get("/readyz")
+    assert refused.status_code == 503
+    assert f"the metrics folder {tmp_path / 'gone'} cannot be written" in refused.json["reason"]
+    monkeypatch.setenv(MULTIPROC_DIR, str(tmp_path))
+    metrics.broken = "the metrics files cannot be written: No space left on device"
+    assert client.simulate_get("/readyz").json["reason"] == metrics.broken

@@ -44,9 +44,9 @@ class ReadyResource:
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         """200 when ready; 503 with the reason when the store or the metrics cannot be written."""
         resp.set_header("Cache-Control", "no-store")
-        problem = self.store.health()
-        if problem is None and self.metrics is not None:
-            problem = self.metrics.problem()
+        # NOTE: both asked, so a full disk names everything it stops, not only the first.
+        found = [self.store.health(), self.metrics.problem() if self.metrics else None]
+        problem = "; ".join(p for p in found if p is not None) or None
         if problem is not None:
             log.warning("not ready", extra={"event": "not_ready", "reason": problem})
             resp.status = 503
