@@ -21,7 +21,7 @@ import os
 from collections import defaultdict
 from typing import Any
 
-from prometheus_client import values
+from prometheus_client import multiprocess, values
 from prometheus_client.mmap_dict import MmapedDict
 
 __all__ = ["install", "probe", "retire"]
@@ -98,6 +98,7 @@ def retire(pid: int, folder: str) -> None:
             # most (never misses them); multiprocess.MultiProcessCollector has no lock to hold.
             os.unlink(dead)
     # Gauges: the live ones describe running processes only, and the host has no other kind.
+    multiprocess.mark_process_dead(pid, folder)  # type: ignore[no-untyped-call]
     for path in glob.glob(os.path.join(folder, f"*_{pid}.db")):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
