@@ -1,8 +1,9 @@
 """The static tokens file: one JSON document of token hashes, names and scopes.
 
 Only a SHA-256 digest of each token is stored, so the file does not grant access to whoever reads
-it; it does decide who gets in, so it is created ``0600``, refused when group or others may write
-it, and rewritten atomically (a new file renamed over the old one) under a lock, so a running host
+it; it does decide who gets in, so it is created ``0600``, refused when someone else may change it
+(:mod:`host.auth.strict_modes`: another owner, group or others allowed to write it or its folder),
+and rewritten atomically (a new file renamed over the old one) under a lock, so a running host
 re-reading it never sees half a file. ::
 
     {"format": "host-tokens/1",
@@ -19,7 +20,6 @@ import json
 import os
 import re
 import secrets
-import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,6 +28,7 @@ from typing import Any
 
 from host.auth.errors import AuthSettingsError
 from host.auth.scopes import check_scope
+from host.auth.strict_modes import directory_problem, file_problem
 
 __all__ = [
     "TOKEN_PREFIX",
@@ -91,26 +92,33 @@ def check_name(name: str) -> str | None:
     )
 
 
-def check_permissions(path: Path, mode: int) -> None:
-    """Refuse a tokens file that group or others may write (they could let themselves in)."""
-    if mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise AuthSettingsError(
-            f"the tokens file {path} is writable by group or others (mode "
-            f"{stat.S_IMODE(mode):04o}); run: chmod 600 {path}"
-        )
+def check_permissions(path: Path, found: os.stat_result) -> None:
+    """Refuse a tokens file that someone but the serving user (or root) may change.
+
+    Raises:
+        AuthSettingsError: Another user owns the file, or group or others may write it or
+            replace it in its folder; the message says how to fix it.
+    """
+    problem = file_problem(path, found) or directory_problem(path)
+    if problem is not None:
+        raise AuthSettingsError(problem)
 
 
 def read_tokens(path: Path) -> list[TokenRecord]:
     """The records in the tokens file at ``path`` (none when it does not exist yet).
 
     Raises:
-        AuthSettingsError: The file is unreadable, malformed, or writable by group or others.
+        AuthSettingsError: The file is unreadable, malformed, or may be changed by someone else
+            (see :func:`check_permissions`).
     """
     try:
         with path.open("rb") as file:
-            check_permissions(path, os.fstat(file.fileno()).st_mode)
+            check_permissions(path, os.fstat(file.fileno()))
             raw = file.read()
     except FileNotFoundError:
+        problem = directory_problem(path)
+        if problem is not None:
+            raise AuthSettingsError(problem) from None
         return []
     except OSError as exc:
         raise AuthSettingsError(f"cannot read the tokens file {path}: {exc.strerror}") from None

@@ -22,12 +22,16 @@ Labels only ever hold the server's own tool names and fixed words, never client 
 number of series stays bounded.
 
 Workers are separate processes: with ``PROMETHEUS_MULTIPROC_DIR`` set (``host serve`` sets a
-private one), each writes its values to files there, and :meth:`MetricsObserver.exposition` sums
-the files of every worker, past and present. Without it, the numbers are this process's only.
+private one), each writes its values to files there (:mod:`host.observers.metric_files`), and
+:meth:`MetricsObserver.exposition` sums the files of every worker, past and present. Without it,
+the numbers are this process's only. When the files cannot be written (a full disk), this
+process's metrics stop, once logged, calls go on, and :meth:`MetricsObserver.problem` says why
+(``/readyz`` then answers 503).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
@@ -40,9 +44,12 @@ from prometheus_client import (
     multiprocess,
 )
 
+from host.observers import metric_files
 from host.protocol.events import Refusal, Round
 
-__all__ = ["DURATION_BUCKETS", "MULTIPROC_DIR", "MetricsObserver", "mark_process_dead"]
+__all__ = ["DURATION_BUCKETS", "MULTIPROC_DIR", "MetricsObserver"]
+
+log = logging.getLogger("host.metrics")
 
 #: The environment variable that puts prometheus-client in multiprocess mode.
 MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
@@ -51,6 +58,11 @@ MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
 DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
 
 _STATUS = {"unauthenticated": "401", "forbidden": "403"}
+
+#: Scrapes tried again when a worker's files went between listing and reading them.
+_SCRAPE_TRIES = 3
+
+metric_files.install()
 
 
 class MetricsObserver:
@@ -61,6 +73,7 @@ class MetricsObserver:
         # the global one; in multiprocess mode the values go to the files regardless.
         self.registry = CollectorRegistry()
         self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
+        self.broken: str | None = None
         r = self.registry
         self.duration = Histogram(
             "mcp_server_operation_duration",
@@ -97,7 +110,14 @@ class MetricsObserver:
         )
 
     def round_ended(self, event: Round) -> None:
-        """Count one round."""
+        """Count one round (unless this process's metrics could not be written)."""
+        if self.broken is None:
+            try:
+                self._count_round(event)
+            except OSError as exc:
+                self._degrade(exc)
+
+    def _count_round(self, event: Round) -> None:
         tool, child = event.tool, self._child
         child(self.duration, event.method, tool, _error_type(event)).observe(event.duration_s)
         child(self.rounds, tool, event.outcome).inc()
@@ -124,11 +144,31 @@ class MetricsObserver:
         return found
 
     def refused(self, event: Refusal) -> None:
-        """Count one refused request."""
-        if event.kind == "state":
-            self.rejected_states.labels(event.reason).inc()
-        else:
-            self.auth_failures.labels(_STATUS[event.kind], event.reason).inc()
+        """Count one refused request (unless this process's metrics could not be written)."""
+        if self.broken is not None:
+            return
+        try:
+            if event.kind == "state":
+                self.rejected_states.labels(event.reason).inc()
+            else:
+                self.auth_failures.labels(_STATUS[event.kind], event.reason).inc()
+        except OSError as exc:
+            self._degrade(exc)
+
+    def _degrade(self, exc: OSError) -> None:
+        """Stop counting in this process: its files cannot take more (a full disk)."""
+        self.broken = f"the metrics files cannot be written: {exc.strerror or exc}"
+        log.error(
+            "metrics stopped in this worker; calls go on without them",
+            extra={"event": "metrics_degraded", "reason": self.broken},
+        )
+
+    def problem(self) -> str | None:
+        """Why this process's metrics are not being kept, or None (asked by ``/readyz``)."""
+        if self.broken is not None:
+            return self.broken
+        folder = os.environ.get(MULTIPROC_DIR)
+        return metric_files.probe(folder) if folder else None
 
     def exposition(self) -> tuple[bytes, str]:
         """The metrics in the Prometheus text format, and its content type.
@@ -140,17 +180,12 @@ class MetricsObserver:
             return generate_latest(self.registry), CONTENT_TYPE_LATEST
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry, path=folder)  # type: ignore[no-untyped-call]
+        for _ in range(_SCRAPE_TRIES - 1):
+            try:
+                return generate_latest(registry), CONTENT_TYPE_LATEST
+            except FileNotFoundError:
+                continue  # an exited worker's files, folded into the archive meanwhile
         return generate_latest(registry), CONTENT_TYPE_LATEST
-
-
-def mark_process_dead(pid: int) -> None:
-    """Tell the multiprocess files that worker ``pid`` is gone (gunicorn's ``child_exit``).
-
-    NOTE: its counters and histograms stay in the sums (a counter must never go down); what
-    goes is anything that describes live processes only.
-    """
-    if os.environ.get(MULTIPROC_DIR):
-        multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]
 
 
 def _error_type(event: Round) -> str:

@@ -10,8 +10,8 @@ diagnostics go to the log and nothing else happens, so the running workers keep 
 Each worker checks, before it opens the store, that the SQLite store's file is still the one the
 master started with (:mod:`host.serve.storefile`); if not, it refuses to start and the host stops.
 
-The master also keeps the metrics' multiprocess folder: a dead worker's files are marked there
-(gunicorn's ``child_exit``), and the folder goes when the master stops.
+The master also keeps the metrics' multiprocess folder: a dead worker's files are folded into
+its archive there (gunicorn's ``child_exit``), and the folder goes when the master stops.
 """
 
 from __future__ import annotations
@@ -125,8 +125,17 @@ class _Arbiter(Arbiter):  # type: ignore[misc]
 
 
 def _child_exit(arbiter: Arbiter, worker: Any) -> None:
-    """A worker is gone: mark its metric files (only when metrics are collected)."""
-    if "host.observers.metrics" in sys.modules or os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        from host.observers.metrics import mark_process_dead
+    """A worker is gone: fold its metrics files into the archive (only when metrics are kept)."""
+    folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not folder:
+        return
+    from host.observers.metric_files import retire
 
-        mark_process_dead(worker.pid)
+    try:
+        retire(worker.pid, folder)
+    except OSError as exc:
+        # NOTE: its files stay, so the sums lose nothing; only the folder holds more files.
+        log.warning(
+            "an exited worker's metrics files could not be folded in",
+            extra={"event": "metrics_retire_failed", "pid": worker.pid, "reason": str(exc)},
+        )

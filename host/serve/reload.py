@@ -21,6 +21,7 @@ from host.machine.bind import forget_handlers
 from host.protocol.digests import digest
 from host.spec.check import check_project
 from host.spec.diagnostics import Diagnostic
+from host.spec.import_check import DEFAULT_TIME_LIMIT_S, import_problem
 from host.spec.model import Project
 from host.spec.report import format_diagnostics
 
@@ -59,6 +60,8 @@ class Specs:
         handlers: The handlers directory.
         vet: What the deployment says about checked specs (specs that name scopes where no
             auth is set), or None when it serves them: a worker would refuse them at start.
+        import_limit_s: Seconds a reload's handler modules may take to import in the child
+            process that tries them first.
     """
 
     def __init__(
@@ -66,10 +69,12 @@ class Specs:
         specs: Path,
         handlers: Path,
         vet: Callable[[Project], str | None] = lambda project: None,
+        import_limit_s: float = DEFAULT_TIME_LIMIT_S,
     ) -> None:
         self.specs = specs
         self.handlers = handlers
         self.vet = vet
+        self.import_limit_s = import_limit_s
         self.current: Snapshot | None = None
         self._stamp = self._files()
 
@@ -94,15 +99,23 @@ class Specs:
             machines = compile_project(result.project)
         except HostError as exc:
             return exc
+        except (SystemExit, KeyboardInterrupt) as exc:
+            # NOTE: raised by a handler module's top-level code, not by a signal to this process
+            # (gunicorn's master takes signals through its own queue): it must not stop the host.
+            return HostError(f"importing the handler modules raised {type(exc).__name__}: {exc}")
         self.current = Snapshot(result.project, machines, tuple(result.warnings))
         return self.current
 
     def reload(self) -> bool:
         """Load again; True when the new specs are good (and now :attr:`current`).
 
-        Either way the log says what happened: the diagnostics, when the old specs stay.
+        The handler modules are imported in a child process first
+        (:func:`host.spec.import_check.import_problem`): one that exits, crashes or hangs there
+        is refused before this process imports it. Either way the log says what happened: the
+        diagnostics or the reason, when the old specs stay.
         """
-        loaded = self.load()
+        problem = import_problem(self.specs, self.handlers, self.import_limit_s)
+        loaded = self.load() if problem is None else HostError(problem)
         if isinstance(loaded, Snapshot):
             log.info(
                 "specs reloaded",
@@ -120,7 +133,12 @@ class Specs:
             problems = _lines([d for d in loaded if d.severity == "error"])
         log.error(
             "reload refused: the specs have errors; the workers keep serving the previous ones",
-            extra={"event": "reload_refused", "errors": len(problems), "diagnostics": problems},
+            extra={
+                "event": "reload_refused",
+                "errors": len(problems),
+                "diagnostics": problems,
+                "reason": problems[0] if problems else "",
+            },
         )
         return False
 

@@ -19,13 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from host.assembly import ensure_secret
-from host.errors import HostError
+from host.auth.tokenfile import read_tokens
+from host.errors import DurationError, HostError
 from host.logs import configure_logging
 from host.serve.master import HostServer
 from host.serve.reload import Snapshot, Specs
 from host.serve.storefile import StoreFile
 from host.settings import Settings
 from host.spec.check import check_project
+from host.spec.durations import parse_duration
+from host.spec.import_check import DEFAULT_TIME_LIMIT_S
 from host.spec.model import Confirm, Project
 from host.spec.paths import default_handlers_dir
 from host.spec.report import format_diagnostics
@@ -38,10 +41,14 @@ CONNECTIONS_OVER_THREADS = 1000
 #: Where prometheus-client's multiprocess mode keeps every worker's values.
 MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
 
+#: How long a reload's handler modules may take to import (a duration, like 30s).
+IMPORT_LIMIT = "HOST_RELOAD_IMPORT_TIMEOUT"
+
 __all__ = [
     "ServeOptions",
     "gunicorn_argv",
     "gunicorn_settings",
+    "import_limit",
     "metrics_dir",
     "serve",
     "settings_problem",
@@ -102,11 +109,14 @@ def worker_env(options: ServeOptions, environ: Mapping[str, str]) -> dict[str, s
 def settings_problem(env: Mapping[str, str], scopes: Sequence[str] = ()) -> str | None:
     """What makes the workers' settings unusable, or None.
 
-    A bad value, an unreachable store, a store that can forget act claims (unless acknowledged),
-    or ``scopes`` (those the specs name) with no auth set.
+    A bad value, a tokens file someone else may change, an unreachable store, a store that can
+    forget act claims (unless acknowledged), or ``scopes`` (those the specs name) with no auth set.
     """
     try:
         settings = Settings.from_env(env)
+        import_limit(env)
+        if settings.auth.tokens_file is not None:
+            read_tokens(settings.auth.tokens_file)  # its owner and modes, checked once here
         store = open_store(settings.store)
     except HostError as exc:
         return exc.message
@@ -211,6 +221,21 @@ def metrics_dir(data_dir: Path) -> Path:
     return private_dir(folder)
 
 
+def import_limit(env: Mapping[str, str]) -> float:
+    """Seconds a reload's handler modules may take to import (``HOST_RELOAD_IMPORT_TIMEOUT``).
+
+    Raises:
+        HostError: The value is not a duration.
+    """
+    raw = env.get(IMPORT_LIMIT, "").strip()
+    if not raw:
+        return DEFAULT_TIME_LIMIT_S
+    try:
+        return parse_duration(raw)
+    except DurationError as exc:
+        raise HostError(f"{IMPORT_LIMIT}: {exc.message}") from None
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -219,6 +244,27 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _loaded_specs(
+    options: ServeOptions, handlers: Path, settings: Settings, limit: float
+) -> Specs | None:
+    """The master's specs, loaded once (handlers imported); None, after saying why, if not."""
+    specs = Specs(
+        options.specs.resolve(),
+        handlers.resolve(),
+        lambda project: unprotected(settings, project.scopes),
+        limit,
+    )
+    loaded = specs.load()
+    if isinstance(loaded, HostError):
+        print(f"host: not serving: {loaded.message}", file=sys.stderr)
+        return None
+    if not isinstance(loaded, Snapshot):  # the files changed since they were checked
+        print(format_diagnostics(loaded, "text"), file=sys.stderr)
+        print(f"host: not serving: errors in {options.specs}", file=sys.stderr)
+        return None
+    return specs
 
 
 def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
@@ -258,18 +304,8 @@ def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
         folder = metrics_dir(settings.data_dir)
         os.environ[MULTIPROC_DIR] = str(folder)
     configure_logging(settings.log_level)
-    specs = Specs(
-        options.specs.resolve(),
-        handlers.resolve(),
-        lambda project: unprotected(settings, project.scopes),
-    )
-    loaded = specs.load()
-    if isinstance(loaded, HostError):
-        print(f"host: not serving: {loaded.message}", file=sys.stderr)
-        return 1
-    if not isinstance(loaded, Snapshot):  # the files changed since they were checked
-        print(format_diagnostics(loaded, "text"), file=sys.stderr)
-        print(f"host: not serving: errors in {options.specs}", file=sys.stderr)
+    specs = _loaded_specs(options, handlers, settings, import_limit(env))
+    if specs is None:
         return 1
     try:
         store_file = StoreFile.pin(settings.store)

@@ -305,7 +305,7 @@ def build_app(
     for path in protected_resource_paths(settings.auth):
         app.add_route(path, MetadataResource(gate))
     app.add_route("/healthz", HealthResource())
-    app.add_route("/readyz", ReadyResource(served.store, len(served.machines)))
+    app.add_route("/readyz", ReadyResource(served.store, len(served.machines), served.metrics))
     if served.metrics is not None:
         app.add_route("/metrics", MetricsResource(served.metrics))
     return app

@@ -28,21 +28,25 @@ class HealthResource:
 
 
 class ReadyResource:
-    """``/readyz``: the specs are loaded and the store takes a write now.
+    """``/readyz``: the specs are loaded, and the store and the metrics' files take a write now.
 
     Args:
         store: The shared store (:meth:`host.store.Store.health` is asked on every request).
         tools: How many tools are served.
+        metrics: The metrics, when kept (:meth:`MetricsObserver.problem` is asked too).
     """
 
-    def __init__(self, store: Store, tools: int) -> None:
+    def __init__(self, store: Store, tools: int, metrics: MetricsObserver | None = None) -> None:
         self.store = store
         self.tools = tools
+        self.metrics = metrics
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """200 when ready; 503 with the reason when the store is unreachable or unwritable."""
+        """200 when ready; 503 with the reason when the store or the metrics cannot be written."""
         resp.set_header("Cache-Control", "no-store")
-        problem = self.store.health()
+        # NOTE: both asked, so a full disk names everything it stops, not only the first.
+        found = [self.store.health(), self.metrics.problem() if self.metrics else None]
+        problem = "; ".join(p for p in found if p is not None) or None
         if problem is not None:
             log.warning("not ready", extra={"event": "not_ready", "reason": problem})
             resp.status = 503

@@ -1,7 +1,8 @@
 """``GET /metrics`` on a real ``host serve`` with two workers: every worker's counts, summed.
 
 Calls are sent on connections known to be held by different workers; whichever worker answers
-``/metrics``, it reports the sum of both, and a worker that exits leaves its counts in the sum.
+``/metrics``, it reports the sum of both, and a worker that exits leaves its counts in the sum
+(folded into the archive, its own files gone).
 Names and labels follow the OpenTelemetry semantic conventions for MCP where they exist.
 """
 
@@ -127,7 +128,12 @@ def test_metrics_are_summed_over_both_workers(tmp_path: Path) -> None:
                      outcome="complete") >= before  # fmt: skip
         folder = next((tmp_path / "host" / "metrics").iterdir())
         assert folder.name == str(server.pid)
-        assert any(str(gone) in f.name for f in folder.iterdir())
+        # Its counts are folded into the archive and its own files removed (issue 21).
+        assert poll(lambda: not any(str(gone) in f.name for f in folder.iterdir()))
+        assert (folder / "counter_archive.db").exists()
+        again = scrape(server.connect())
+        assert value(again, "host_tool_rounds_total", tool="list_outbox",
+                     outcome="complete") >= before  # fmt: skip
 
 
 def _replaced(server: Server, gone: int) -> bool:
