@@ -129,7 +129,7 @@ def test_metrics_are_summed_over_both_workers(tmp_path: Path) -> None:
         folder = next((tmp_path / "host" / "metrics").iterdir())
         assert folder.name == str(server.pid)
         # Its counts are folded into the archive and its own files removed (issue 21).
-        assert poll(lambda: not any(str(gone) in f.name for f in folder.iterdir()))
+        assert wait_until(lambda: not any(str(gone) in f.name for f in folder.iterdir()))
         assert (folder / "counter_archive.db").exists()
         again = scrape(server.connect())
         assert value(again, "host_tool_rounds_total", tool="list_outbox",

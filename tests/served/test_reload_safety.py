@@ -7,8 +7,6 @@ SIGHUP. The master imports the handlers in a child process first, so each reload
 start-up, a module that raises ``SystemExit`` is one clear error line and exit status 1.
 """
 
-# NOTE: these start real servers; mark them `served` once that marker exists.
-
 from __future__ import annotations
 
 import http.client
@@ -18,8 +16,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ops_support import copy_helpdesk, poll
-from servers import ROOT, Server, call, clean_env, connections_on_two_workers, host_serve, worker_of
+import pytest
+
+from support.helpdesk import copy_helpdesk
+from support.modern import call
+from support.paths import ROOT
+from support.servers import Server, clean_env, host_serve
+from support.waiting import wait_until
+from support.workers import connections_on_two_workers, worker_of
+
+pytestmark = pytest.mark.served
 
 HAZARDS = {
     "SystemExit": "raise SystemExit(3)\n",
@@ -49,7 +55,7 @@ def _refuse(server: Server, handler: Path, original: str, hazard: str, count: in
     """Put ``hazard`` at the end of the handler module, SIGHUP, and return the refusal's reason."""
     handler.write_text(original + "\n" + hazard)
     os.kill(server.pid, signal.SIGHUP)
-    assert poll(lambda: len(_refused(server)) >= count, timeout_s=60), server.log.read_text()
+    assert wait_until(lambda: len(_refused(server)) >= count, timeout_s=60), server.log.read_text()
     return _refused(server)[count - 1]
 
 
@@ -75,7 +81,7 @@ def test_a_handler_that_ends_its_importer_is_refused_and_the_old_workers_serve(
         # The module fixed, the next reload is served by new workers.
         handler.write_text(original)
         os.kill(server.pid, signal.SIGHUP)
-        assert poll(lambda: bool(server.log_lines("specs_reloaded")), timeout_s=60)
+        assert wait_until(lambda: bool(server.log_lines("specs_reloaded")), timeout_s=60)
 
 
 def test_a_handler_that_hangs_at_import_is_refused_after_the_time_limit(tmp_path: Path) -> None:

@@ -6,8 +6,6 @@ that names the file, the owner and mode found, and the command that fixes it; so
 other reader of the file. The tests run as root, so they can hand a file or folder to uid 12345.
 """
 
-# NOTE: these start real servers; mark them `served` once that marker exists.
-
 from __future__ import annotations
 
 import os
@@ -16,10 +14,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from servers import ROOT, clean_env
 
 from host.auth.tokenfile import create_token, read_tokens
 from host.errors import AuthSettingsError
+from support.paths import ROOT
+from support.servers import clean_env
+
+pytestmark = pytest.mark.served
 
 STRANGER = 12345
 

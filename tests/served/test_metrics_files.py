@@ -8,8 +8,6 @@ type and its files removed, the sums unchanged; and on a full disk metrics stop 
 every call is answered, and ``/readyz`` answers 503 with the reason.
 """
 
-# NOTE: these start real servers; mark them `served` once that marker exists.
-
 from __future__ import annotations
 
 import contextlib
@@ -22,9 +20,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ops_support import poll
 from prometheus_client.parser import text_string_to_metric_families
-from servers import Server, call, connections_on_two_workers, host_serve
+
+from support.modern import call
+from support.servers import Server, host_serve
+from support.waiting import wait_until
+from support.workers import connections_on_two_workers
+
+pytestmark = pytest.mark.served
 
 
 def _rounds(server: Server) -> float:
@@ -44,6 +47,10 @@ def _rounds(server: Server) -> float:
 
 def _listed(server: Server) -> int:
     return sum(1 for line in server.calls() if line["tool"] == "list_outbox")
+
+
+def _two(server: Server) -> bool:
+    return len(_workers(server)) == 2
 
 
 def _workers(server: Server) -> set[int]:
@@ -67,13 +74,17 @@ def test_files_are_private_and_only_live_workers_have_any(tmp_path: Path) -> Non
         for reload in range(3):
             before = _workers(server)
             os.kill(server.pid, signal.SIGHUP)
-            assert poll(lambda n=reload: len(server.log_lines("specs_reloaded")) > n)
-            assert poll(lambda b=before: not (_workers(server) & b) and len(_workers(server)) == 2)
+            assert wait_until(lambda n=reload: len(server.log_lines("specs_reloaded")) > n)
+            assert wait_until(
+                lambda b=before: not (_workers(server) & b) and len(_workers(server)) == 2
+            )
             _call_both(server)
         for how in (signal.SIGTERM, signal.SIGKILL):
             gone = min(_workers(server))
             os.kill(gone, how)
-            assert poll(lambda g=gone: g not in _workers(server) and len(_workers(server)) == 2)
+            assert wait_until(
+                lambda g=gone: g not in _workers(server) and len(_workers(server)) == 2
+            )
             _call_both(server)
 
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700
@@ -82,7 +93,7 @@ def test_files_are_private_and_only_live_workers_have_any(tmp_path: Path) -> Non
         live = {str(pid) for pid in _workers(server)}
         owners = {name.rsplit("_", 1)[1].removesuffix(".db") for name in files}
         assert owners <= live | {"archive"}, (owners, live)
-        assert poll(lambda: _rounds(server) == _listed(server), timeout_s=10)
+        assert wait_until(lambda: _rounds(server) == _listed(server), timeout_s=10)
         # Five generations of workers, yet at most two sets of files and one archive per type.
         assert len(files) <= 3 * 2 + 2
 
@@ -120,7 +131,7 @@ def test_a_full_disk_stops_metrics_not_workers(tmp_path: Path) -> None:
             # New workers (their files are new) on the full disk, and new label sets on old ones.
             gone = min(_workers(server))
             os.kill(gone, signal.SIGTERM)
-            assert poll(lambda: gone not in _workers(server) and len(_workers(server)) == 2)
+            assert wait_until(lambda: gone not in _workers(server) and len(_workers(server)) == 2)
             workers = _workers(server)
             answered = 0
             for _ in range(20):
