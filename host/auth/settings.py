@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from host.auth.browser_settings import NO_BROWSER, BrowserSettings
 from host.auth.errors import AuthSettingsError
 from host.auth.urls import check_url
 
@@ -56,6 +57,7 @@ class AuthSettings:
         tokens_file: The static tokens file; None turns static tokens off.
         algorithms: Accepted JWT signature algorithms.
         leeway_s: Allowed clock difference on ``exp`` and ``nbf``, in seconds.
+        browser: The pages' sign-in (:mod:`host.auth.browser_settings`).
     """
 
     issuer: str | None = None
@@ -64,6 +66,7 @@ class AuthSettings:
     tokens_file: Path | None = None
     algorithms: tuple[str, ...] = ASYMMETRIC_ALGORITHMS
     leeway_s: float = DEFAULT_LEEWAY_S
+    browser: BrowserSettings = NO_BROWSER
 
     def __post_init__(self) -> None:
         _check(self)
@@ -111,6 +114,7 @@ class AuthSettings:
             tokens_file=Path(tokens) if tokens else None,
             algorithms=_algorithms(algorithms) if algorithms else ASYMMETRIC_ALGORITHMS,
             leeway_s=_leeway(text("HOST_AUTH_LEEWAY")),
+            browser=BrowserSettings.from_env(env),
         )
 
 
