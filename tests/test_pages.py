@@ -16,6 +16,7 @@ import falcon.testing
 import pytest
 from inbox_memory import MemoryApprovals, sample_requests
 from oauth_server import AUDIENCE, MockAuthServer
+from servers import host_serve
 from test_modern_support import settings_for
 
 from host.auth import AuthSettings
@@ -349,3 +350,19 @@ def _authorize(url: str) -> dict[str, str]:
         raise AssertionError("the issuer did not redirect")
     query = urllib.parse.parse_qs(urllib.parse.urlsplit(location).query)
     return {name: values[0] for name, values in query.items()}
+
+
+def test_host_serve_serves_the_pages_only_with_auth(tmp_path: Path, tokens: dict[str, str]) -> None:
+    def get(url: str) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(url, timeout=10) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode()
+
+    with host_serve(tmp_path, "open") as server:
+        assert get(server.url + "/approvals")[0] == 404
+    with host_serve(tmp_path, "locked", HOST_AUTH_TOKENS=tokens["file"]) as server:
+        status, text = get(server.url + "/approvals")
+        assert status == 401 and "<h1>Sign in</h1>" in text
+        assert get(server.url + "/approvals/static/pages.css")[0] == 200

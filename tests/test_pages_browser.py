@@ -200,7 +200,7 @@ def test_on_a_phone(chromium: Browser, served: Served, tmp_path: Path) -> None:
         no_horizontal_scroll(page)
         for name in ("Approve", "Reject", "Sign out"):
             box = page.get_by_role("button", name=name).bounding_box()
-            assert box is not None and box["height"] >= 40, (name, box)
+            assert box is not None and box["height"] >= 44, (name, box)
         shot(page, tmp_path, "request-phone.png")
 
 

@@ -35,9 +35,10 @@ class SignInResource:
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         """Sign in with the static token typed into the form."""
         signin = self.site.sessions.signin(req)
-        if signin is None or not self.site.csrf_ok(req, resp, signin["id"]):
-            if signin is None:
-                self.site.refuse(resp, 403, "Form refused", "Reload the sign-in page and retry.")
+        if signin is None:
+            self.site.refuse(resp, 403, "Form refused", "Reload the sign-in page and try again.")
+            return
+        if not self.site.csrf_ok(req, resp, signin["id"]):
             return
         form = req.get_media(default_when_empty={})
         token = str(form.get("token", "")).strip() if isinstance(form, dict) else ""

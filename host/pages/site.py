@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import falcon
 
-from host.auth import Authenticator, Identity
+from host.auth import Authenticator
 from host.auth.browser import OidcSignIn
 from host.pages.render import Pages
 from host.pages.service import ApprovalsService
@@ -91,8 +91,3 @@ class Site:
             "page and try again.",
         )  # fmt: skip
         return False
-
-    @staticmethod
-    def who(session: Session) -> Identity:
-        """The identity the service sees for ``session``."""
-        return session.identity
