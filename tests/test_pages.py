@@ -240,6 +240,22 @@ def test_unknown_and_forbidden_requests_are_pages(app: Any, tokens: dict[str, st
     assert forbidden.status_code == 403 and "Traceback" not in forbidden.text
 
 
+def test_a_failing_service_is_a_500_page(
+    tmp_path: Path, tokens: dict[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    class Broken(MemoryApprovals):
+        def decidable(self, who: Any) -> Any:
+            raise RuntimeError("the store is down")
+
+    settings = settings_for(tmp_path, auth=AuthSettings(tokens_file=Path(tokens["file"])))
+    app = create_app(settings=settings, approvals=Broken(sample_requests()))
+    page = signed_in(app, tokens["alice"]).get("/approvals")
+    assert page.status_code == 500 and "Something went wrong" in page.text
+    assert "Traceback" not in page.text and "store is down" not in page.text
+    assert page.headers["Content-Security-Policy"] == CSP
+    assert any(r.message == "page failed" for r in caplog.records)
+
+
 def test_text_from_requests_is_escaped(tmp_path: Path, tokens: dict[str, str]) -> None:
     seed = sample_requests()
     seed[0]["message"] = "<script>alert(1)</script>"

@@ -6,7 +6,7 @@ import falcon
 
 from host.pages.service import Conflict, Forbidden, NotFound
 from host.pages.session import Session
-from host.pages.site import Site
+from host.pages.site import Site, guarded
 
 __all__ = ["HistoryResource", "InboxResource", "RequestResource"]
 
@@ -20,6 +20,7 @@ class InboxResource:
     def __init__(self, site: Site) -> None:
         self.site = site
 
+    @guarded
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         """The list, newest first."""
         session = self.site.session(req, resp)
@@ -38,6 +39,7 @@ class HistoryResource:
     def __init__(self, site: Site) -> None:
         self.site = site
 
+    @guarded
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         """The last 50, newest first."""
         session = self.site.session(req, resp)
@@ -56,6 +58,7 @@ class RequestResource:
     def __init__(self, site: Site) -> None:
         self.site = site
 
+    @guarded
     def on_get(self, req: falcon.Request, resp: falcon.Response, request_id: str) -> None:
         """The request with its arguments and answers, and the approve and reject buttons."""
         session = self.site.session(req, resp)
@@ -63,6 +66,7 @@ class RequestResource:
             return
         self._show(resp, session, request_id)
 
+    @guarded
     def on_post(self, req: falcon.Request, resp: falcon.Response, request_id: str) -> None:
         """Approve or reject (a reason is required to reject), then back to the request."""
         session = self.site.session(req, resp)

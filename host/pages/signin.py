@@ -10,7 +10,7 @@ import falcon
 
 from host.auth import AuthError
 from host.auth.tokenfile import TOKEN_PREFIX
-from host.pages.site import Site, safe_next
+from host.pages.site import Site, guarded, safe_next
 
 __all__ = ["CallbackResource", "SignInResource", "SignOutResource", "StartResource"]
 
@@ -25,6 +25,7 @@ class SignInResource:
     def __init__(self, site: Site) -> None:
         self.site = site
 
+    @guarded
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         """The sign-in page; the inbox for someone already signed in."""
         if self.site.sessions.read(req) is not None:
@@ -32,6 +33,7 @@ class SignInResource:
             return
         self.site.sign_in_page(req, resp, 200)
 
+    @guarded
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         """Sign in with the static token typed into the form."""
         signin = self.site.sessions.signin(req)
@@ -64,6 +66,7 @@ class StartResource:
     def __init__(self, site: Site) -> None:
         self.site = site
 
+    @guarded
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         """Redirect to the issuer's authorization endpoint."""
         oidc = self.site.oidc
@@ -93,6 +96,7 @@ class CallbackResource:
     def __init__(self, site: Site) -> None:
         self.site = site
 
+    @guarded
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         """Check the state, exchange the code, and sign the access token's principal in."""
         oidc, signin = self.site.oidc, self.site.sessions.signin(req)
@@ -126,6 +130,7 @@ class SignOutResource:
     def __init__(self, site: Site) -> None:
         self.site = site
 
+    @guarded
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         """Clear the session cookie and show the sign-in page."""
         session = self.site.sessions.read(req)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+import logging
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import falcon
 
@@ -13,7 +17,26 @@ from host.pages.render import Pages
 from host.pages.service import ApprovalsService
 from host.pages.session import Session, Sessions
 
-__all__ = ["Site", "safe_next"]
+__all__ = ["Site", "guarded", "safe_next"]
+
+log = logging.getLogger("host.pages")
+
+
+def guarded(responder: Callable[..., None]) -> Callable[..., None]:
+    """A responder whose unexpected failure is a 500 page (and a log line), never a traceback."""
+
+    @functools.wraps(responder)
+    def run(self: Any, req: falcon.Request, resp: falcon.Response, **params: Any) -> None:
+        try:
+            responder(self, req, resp, **params)
+        except falcon.HTTPError:
+            raise  # the framework's own answers (a malformed form: 400)
+        except Exception:
+            log.exception("page failed", extra={"event": "page_failed", "path": req.path})
+            site: Site = self.site
+            site.refuse(resp, 500, "Something went wrong", "The host could not show this page.")
+
+    return run
 
 
 def safe_next(path: object) -> str:
