@@ -2,7 +2,8 @@
 
 Never a browser Playwright downloads (``playwright install`` is not run anywhere): the fixture
 launches ``/usr/bin/chromium`` (``HOST_TEST_CHROMIUM`` names another), headless, once per test
-session; each test gets a fresh context (its own cookies). ``.ci/run`` installs the package.
+module (one for the whole run while the browser tests are one module); each test gets a fresh
+context (its own cookies). ``.ci/run`` installs the package.
 Without it the fixture fails, never skips. Not a test module: ``from browser import ...``.
 """
 
@@ -28,16 +29,18 @@ def _executable() -> Path:
     return Path(os.environ.get("HOST_TEST_CHROMIUM") or "/usr/bin/chromium")
 
 
-@pytest.fixture(scope="session")
+# NOTE: not session-wide: while Playwright's sync driver runs, an asyncio loop counts as running
+# on the main thread, and every later test that starts its own (anyio.run) would fail.
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
-    """Playwright's driver for the session."""
+    """Playwright's driver, for one test module."""
     with sync_playwright() as driver:
         yield driver
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium(playwright: Playwright) -> Iterator[Browser]:
-    """Debian's Chromium, started once for the session (with a fresh temporary profile)."""
+    """Debian's Chromium, started once per module (with a fresh temporary profile)."""
     executable = _executable()
     if not executable.exists():
         pytest.fail(
