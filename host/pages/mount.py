@@ -6,7 +6,7 @@ from importlib.resources import files
 
 import falcon
 
-from host.auth import Authenticator
+from host.auth import INSTALL_HINT, Authenticator, AuthSettingsError
 from host.auth.browser_settings import BrowserSettings
 from host.pages.inbox import HistoryResource, InboxResource, RequestResource
 from host.pages.render import Pages, secure_headers
@@ -60,6 +60,9 @@ def mount_pages(
 ) -> None:
     """Add the sign-in and inbox pages to ``app`` (nothing without auth settings).
 
+    Raises:
+        host.auth.AuthSettingsError: A sign-in client is configured but Authlib is missing.
+
     Args:
         app: The host's app.
         authenticator: Checks the people signing in.
@@ -71,8 +74,13 @@ def mount_pages(
         return
     oidc = None
     if settings.oidc and authenticator.settings.issuer is not None:
-        from host.auth.browser import OidcSignIn
-
+        try:
+            from host.auth.browser import OidcSignIn
+        except ImportError as exc:
+            raise AuthSettingsError(
+                f"HOST_AUTH_CLIENT_ID is set, so people sign in with the issuer, which needs "
+                f"Authlib ({exc}); install it: {INSTALL_HINT}"
+            ) from None
         oidc = OidcSignIn(authenticator, settings)
     secure = None if settings.public_url is None else settings.secure_cookies(settings.public_url)
     site = Site(
