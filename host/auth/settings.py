@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from host.auth.browser_settings import NO_BROWSER, BrowserSettings
 from host.auth.errors import AuthSettingsError
 from host.auth.urls import check_url
 
@@ -69,6 +70,7 @@ class AuthSettings:
         leeway_s: Allowed clock difference on ``exp`` and ``nbf``, in seconds.
         jwks_timeout_s: Seconds allowed for one whole fetch of the issuer's metadata and keys.
         jwks_wait_s: The most seconds a request waits for keys being fetched.
+        browser: The pages' sign-in (:mod:`host.auth.browser_settings`).
     """
 
     issuer: str | None = None
@@ -79,6 +81,7 @@ class AuthSettings:
     leeway_s: float = DEFAULT_LEEWAY_S
     jwks_timeout_s: float = DEFAULT_JWKS_TIMEOUT_S
     jwks_wait_s: float = DEFAULT_JWKS_WAIT_S
+    browser: BrowserSettings = NO_BROWSER
 
     def __post_init__(self) -> None:
         _check(self)
@@ -132,6 +135,7 @@ class AuthSettings:
             jwks_wait_s=_seconds(
                 "HOST_AUTH_JWKS_WAIT", text("HOST_AUTH_JWKS_WAIT"), DEFAULT_JWKS_WAIT_S
             ),
+            browser=BrowserSettings.from_env(env),
         )
 
 

@@ -17,10 +17,11 @@ from urllib.parse import urlsplit
 
 import falcon
 
-from host.assembly import Assembly, assemble
+from host.assembly import Assembly, assemble, ensure_secret
 from host.auth import Authenticator, Identity, protected_resource_paths
 from host.errors import SettingsError
 from host.machine import Machine
+from host.pages import NO_APPROVALS, ApprovalsService, mount_pages
 from host.protocol import Endpoint, Reply, RequestContext
 from host.protocol.jsonrpc import INVALID_REQUEST, error, failure
 from host.settings import Settings
@@ -250,6 +251,7 @@ def create_app(
     project: Project | None = None,
     machines: Mapping[str, Machine] | None = None,
     authenticator: Authenticator | None = None,
+    approvals: ApprovalsService | None = None,
 ) -> falcon.App[falcon.Request, falcon.Response]:
     """The WSGI app serving one spec directory.
 
@@ -260,6 +262,7 @@ def create_app(
         project: An already checked project to serve instead of loading ``specs_dir``.
         machines: ``project`` already compiled.
         authenticator: Checks callers' tokens; built from ``settings.auth`` when None.
+        approvals: The approval requests the inbox pages show (none when None).
 
     Raises:
         host.errors.SpecError: The specs have problems (every diagnostic is attached).
@@ -280,13 +283,16 @@ def create_app(
             extra={"event": "generated_secret"},
         )
     authenticator = authenticator or _authenticator(settings)
-    return build_app(assemble(settings, project, machines=machines), authenticator)
+    served = assemble(settings, project, machines=machines)
+    return build_app(served, authenticator, approvals)
 
 
 def build_app(
-    served: Assembly, authenticator: Authenticator
+    served: Assembly, authenticator: Authenticator, approvals: ApprovalsService | None = None
 ) -> falcon.App[falcon.Request, falcon.Response]:
     """The WSGI app serving an assembled host, its callers checked by ``authenticator``.
+
+    The pages (:mod:`host.pages`) are served where callers authenticate, on ``approvals``.
 
     Raises:
         host.errors.SettingsError: The specs name scopes but no auth is configured (the store
@@ -308,6 +314,8 @@ def build_app(
     app.add_route("/readyz", ReadyResource(served.store, len(served.machines), served.metrics))
     if served.metrics is not None:
         app.add_route("/metrics", MetricsResource(served.metrics))
+    keys = settings.secrets or (ensure_secret(settings.data_dir),)
+    mount_pages(app, authenticator, approvals or NO_APPROVALS, keys, settings.auth.browser)
     return app
 
 

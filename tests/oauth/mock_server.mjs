@@ -14,6 +14,12 @@
 // from now, may be negative), not_before (seconds from now), iss, omit (claims to leave out,
 // comma-separated).
 //
+// Authorization requests (GET /authorize, the code flow with PKCE and nonce) accept two test
+// parameters, test_sub and test_scope: the access token the code is exchanged for has that sub and
+// scope (and the "aud" of the token request's resource). Without them the code is for the login set
+// by POST /_test/login?sub=...&scope=... (a browser cannot add parameters), or else "johndoe"
+// with no scope. The ID token has the same sub, the client id as "aud", and the nonce.
+//
 // Test controls: POST /_test/rotate (a new signing key, published beside the old one; answers
 // {"kid"}), GET /_test/stats ({"jwks": fetches of /jwks}), POST /_test/jwks-status?code=N (answer
 // /jwks with HTTP N from now on; 200 restores it).
@@ -49,9 +55,33 @@ const wellKnown =
   discovery === "oauth" ? "/.well-known/oauth-authorization-server" : "/.well-known/openid-configuration";
 const service = new OAuth2Service(issuer, { wellKnownDocument: wellKnown });
 
+let nextLogin = { sub: "johndoe", scope: undefined };
+const logins = new Map();
+
+service.on(Events.BeforeAuthorizeRedirect, (redirect, req) => {
+  const code = redirect.url.searchParams.get("code");
+  if (code === null) return;
+  const query = req.query ?? {};
+  logins.set(code, {
+    sub: query.test_sub ?? nextLogin.sub,
+    scope: query.test_scope ?? nextLogin.scope,
+  });
+});
+
 service.on(Events.BeforeTokenSigning, (token, req) => {
   const body = req.body ?? {};
   const payload = token.payload;
+  if (body.grant_type === "authorization_code") {
+    const login = logins.get(body.code) ?? { sub: "johndoe", scope: undefined };
+    payload.sub = login.sub;
+    // NOTE: the access token has a scope claim (the library sets one), the ID token has none.
+    if ("scope" in payload) {
+      if (login.scope === undefined) delete payload.scope;
+      else payload.scope = login.scope;
+      if (body.resource !== undefined) payload.aud = body.resource;
+    }
+    return;
+  }
   const now = Math.floor(Date.now() / 1000);
   let clientId = body.client_id;
   const basic = req.headers.authorization ?? "";
@@ -82,6 +112,9 @@ const server = http.createServer((req, res) => {
     if (jwksStatus !== 200) return reply(jwksStatus, { error: "unavailable" });
   } else if (url.pathname === "/_test/stats") {
     return reply(200, { jwks: jwksFetches });
+  } else if (url.pathname === "/_test/login" && req.method === "POST") {
+    nextLogin = { sub: url.searchParams.get("sub") ?? "johndoe", scope: url.searchParams.get("scope") ?? undefined };
+    return reply(200, nextLogin);
   } else if (url.pathname === "/_test/rotate" && req.method === "POST") {
     issuer.keys.generate(alg).then((key) => {
       signingKid = key.kid;

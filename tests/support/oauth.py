@@ -104,6 +104,13 @@ class MockAuthServer:
         answer = self._request("POST", "/token", urllib.parse.urlencode(form, doseq=True).encode())
         return str(answer["access_token"])
 
+    def login(self, sub: str = "johndoe", scopes: Iterable[str] = ()) -> None:
+        """Make the next codes of ``/authorize`` (browser sign-ins) for ``sub`` and ``scopes``."""
+        query = urllib.parse.urlencode(
+            {"sub": sub, **({"scope": " ".join(scopes)} if scopes else {})}
+        )
+        self._request("POST", f"/_test/login?{query}", b"")
+
     def rotate(self) -> str:
         """Sign with a new key from now on, still publishing the old one; the new key's id."""
         self.kid = str(self._request("POST", "/_test/rotate", b"")["kid"])

@@ -1,0 +1,116 @@
+"""What every page resource shares: the renderer, the sessions, the service, and sign-in's parts."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import falcon
+
+from host.auth import Authenticator
+from host.auth.browser import OidcSignIn
+from host.pages.render import Pages
+from host.pages.service import ApprovalsService
+from host.pages.session import Session, Sessions
+
+__all__ = ["Site", "guarded", "safe_next"]
+
+log = logging.getLogger("host.pages")
+
+
+def guarded(responder: Callable[..., None]) -> Callable[..., None]:
+    """A responder whose unexpected failure is a 500 page (and a log line), never a traceback."""
+
+    @functools.wraps(responder)
+    def run(self: Any, req: falcon.Request, resp: falcon.Response, **params: Any) -> None:
+        try:
+            responder(self, req, resp, **params)
+        except falcon.HTTPError:
+            raise  # the framework's own answers (a malformed form: 400)
+        except Exception:
+            log.exception("page failed", extra={"event": "page_failed", "path": req.path})
+            site: Site = self.site
+            site.refuse(resp, 500, "Something went wrong", "The host could not show this page.")
+
+    return run
+
+
+def safe_next(path: object) -> str:
+    """``path`` when it is one of the pages' own (never another site's), else the inbox."""
+    if not isinstance(path, str) or not path.startswith("/approvals"):
+        return "/approvals"
+    # NOTE: "//" or "\\" would make a browser read the rest as another host.
+    own = "//" not in path and "\\" not in path and all(c.isprintable() for c in path)
+    return path if own else "/approvals"
+
+
+@dataclass
+class Site:
+    """The pages' shared parts.
+
+    Attributes:
+        pages: Renders templates with the security headers.
+        sessions: The cookies and CSRF tokens.
+        service: The approval requests.
+        authenticator: Checks tokens (the token form's, and the issuer's access tokens).
+        oidc: Signs people in at the issuer; None without a client id.
+        public_url: ``HOST_PUBLIC_URL``, or None for each request's own base.
+    """
+
+    pages: Pages
+    sessions: Sessions
+    service: ApprovalsService
+    authenticator: Authenticator
+    oidc: OidcSignIn | None
+    public_url: str | None
+
+    @property
+    def token_form(self) -> bool:
+        """Whether people may sign in with their own static token."""
+        return self.authenticator.settings.tokens_file is not None
+
+    def base(self, req: falcon.Request) -> str:
+        """The host's base URL for ``req``: ``HOST_PUBLIC_URL``, or the request's own."""
+        return self.public_url or req.prefix
+
+    def sign_in_page(
+        self, req: falcon.Request, resp: falcon.Response, status: int = 401, problem: str = ""
+    ) -> None:
+        """The sign-in page (401 where a page needed a session), coming back to ``req``'s page."""
+        signin = self.sessions.signin(req) or {}
+        signin_id = signin.get("id") or secrets.token_urlsafe(16)
+        own = req.path.startswith("/approvals/sign-")
+        back = signin.get("next") if own or req.method != "GET" else req.relative_uri
+        self.sessions.set_signin(req, resp, {"id": signin_id, "next": safe_next(back)})
+        self.pages.render(
+            resp, "sign_in.html", status, title="Sign in", problem=problem, session=None,
+            oidc=self.oidc is not None, token_form=self.token_form,
+            csrf=self.sessions.csrf(signin_id),
+        )  # fmt: skip
+
+    def session(self, req: falcon.Request, resp: falcon.Response) -> Session | None:
+        """The signed-in person; None after answering with the sign-in page."""
+        session = self.sessions.read(req)
+        if session is None:
+            self.sign_in_page(req, resp)
+        return session
+
+    def refuse(self, resp: falcon.Response, status: int, title: str, text: str) -> None:
+        """An error page (403, 404, 409) for a signed-in person."""
+        self.pages.render(resp, "error.html", status, title=title, text=text, session=None)
+
+    def csrf_ok(self, req: falcon.Request, resp: falcon.Response, bound_to: str) -> bool:
+        """Whether the posted form's CSRF token is ``bound_to``'s; False after a 403 page."""
+        form = req.get_media(default_when_empty={})
+        if isinstance(form, dict) and self.sessions.csrf_ok(form.get("csrf"), bound_to):
+            return True
+        self.refuse(
+            resp, 403, "Form refused",
+            "This form did not come from this page (or it is too old). Go back, reload the "
+            "page and try again.",
+        )  # fmt: skip
+        return False
