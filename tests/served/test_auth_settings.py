@@ -204,9 +204,8 @@ def test_an_issuer_without_pyjwt_says_what_to_install(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "HOST_AUTH_ISSUER is set" in done.stdout
-    assert (
-        "pip install 'pyjwt[crypto]>=2.10' (the auth extra; in a clone of the host: " in done.stdout
-    )
+    assert "pip install 'pyjwt[crypto]>=2.10' " in done.stdout
+    assert "(the auth extra; in a clone of the host: pip install -e '.[auth]')" in done.stdout
 
 
 def test_importing_host_auth_does_not_import_pyjwt() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from host.commands.path_hint import path_hint
-from host.extras import DISTRIBUTION, REQUIREMENTS, install_line
+from host.extras import DISTRIBUTION, install_line, requirements
 from support.paths import ROOT
 
 
@@ -20,11 +20,13 @@ def test_the_distribution_is_not_named_host() -> None:
     assert project["scripts"] == {"host": "host.cli:main"}
 
 
-@pytest.mark.parametrize("extra", sorted(REQUIREMENTS))
+EXTRAS = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+
+
+@pytest.mark.parametrize("extra", ["auth", "otel", "redis", "fast", "pytest"])
 def test_each_install_line_installs_what_the_extra_does(extra: str) -> None:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    written = [r.strip("'") for r in REQUIREMENTS[extra].split(" ")]
-    assert written == project["optional-dependencies"][extra]
+    written = [r.replace(" ", "") for r in requirements(extra)]
+    assert written == [r.replace(" ", "") for r in EXTRAS[extra]]
     line = install_line(extra)
     assert "host[" not in line and f"pip install -e '.[{extra}]'" in line
 
