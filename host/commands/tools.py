@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from host.commands.options import add_handlers, add_specs, checked_project
-from host.spec.model import Act, Ask, Confirm, Project, Read, Tool
+from host.spec.model import Act, Approve, Ask, Confirm, Project, Read, Tool
 
 __all__ = ["HELP", "configure", "describe_listed", "run", "tool_summary"]
 
@@ -64,6 +64,19 @@ def tool_summary(tool: Tool, project: Project) -> dict[str, Any]:
             elif step.remember is not None:
                 question["remember_s"] = step.remember.for_s
             questions.append(question)
+        elif isinstance(step, Approve):
+            questions.append(
+                {
+                    "name": step.name,
+                    "kind": "approve",
+                    "message": step.message,
+                    "approvers": list(step.approvers),
+                    "count": step.count,
+                    "wait_s": step.wait_s,
+                    "expires_s": step.expires_s,
+                    **({"when": step.when} if step.when is not None else {}),
+                }
+            )
     return {
         "name": tool.name,
         "title": tool.title,
@@ -97,6 +110,10 @@ def _text(summary: Mapping[str, Any]) -> list[str]:
         when = f" when {question['when']}" if "when" in question else ""
         fields = ", ".join(question.get("fields", {}))
         what = f" ({fields})" if fields else ""
+        if question["kind"] == "approve":
+            who = " or ".join(question["approvers"])
+            lines.append(f"  approval: {question['name']} ({question['count']} of {who}){when}")
+            continue
         lines.append(f"  asks: {question['name']} ({question['kind']}){what}{when}")
     if not summary["questions"]:
         lines.append("  asks: nothing")

@@ -10,12 +10,27 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from host.machine.approve import DEFAULT_APPROVE_ENDINGS, ApproveStep
 from host.machine.bind import Handler, load_handler
+from host.machine.definition import definition_text
 from host.machine.forms import Form, confirm_form
 from host.machine.remember import Remember
 from host.machine.run import Ending, Machine, QuestionStep, ReadStep
 from host.machine.timing import DEFAULT_ACT_S, DEFAULT_READ_S
-from host.spec.model import Act, Ask, Confirm, Project, Read, Returns, Timeouts, Tool
+from host.spec.model import (
+    Act,
+    Approve,
+    Ask,
+    Confirm,
+    Project,
+    Read,
+    Returns,
+    Timeouts,
+    Tool,
+)
+from host.spec.model import (
+    Remember as WrittenRemember,
+)
 from host.spec.templates import (
     Renderer,
     compile_expression,
@@ -79,7 +94,7 @@ def compile_tool(
         host.machine.bind.HandlerImportError: a handler could not be imported.
     """
     loaded = {} if loaded is None else loaded
-    steps: list[ReadStep | QuestionStep] = []
+    steps: list[ReadStep | QuestionStep | ApproveStep] = []
     act = None
     returns: Returns = "value"
     act_limit = timeouts.act_s or DEFAULT_ACT_S
@@ -92,6 +107,8 @@ def compile_tool(
             steps.append(ReadStep(step.name, handler, missing, deps, limit))
         elif isinstance(step, Ask | Confirm):
             steps.append(_question(step))
+        elif isinstance(step, Approve):
+            steps.append(_approve(step))
         elif isinstance(step, Act):
             act = _handler(handlers_dir, step.call, loaded)
             returns = step.returns
@@ -112,6 +129,7 @@ def compile_tool(
         scopes=frozenset((*server_scopes, *tool.scopes)),
         act_timeout_s=act_limit,
         audit_redact=frozenset(tool.audit_redact),
+        definition=definition_text(tool),
     )
 
 
@@ -120,6 +138,45 @@ def _handler(handlers_dir: Path, call: str, loaded: dict[str, Handler]) -> Handl
     if handler is None:
         handler = loaded[call] = load_handler(handlers_dir, call)
     return handler
+
+
+def _remember(written: WrittenRemember) -> tuple[Remember, set[str]]:
+    key = written.key
+    compiled = Remember(written.for_s, compile_text(key) if key is not None else None)
+    return compiled, names(key) if key is not None else set()
+
+
+def _approve(step: Approve) -> ApproveStep:
+    deps = names(step.message)
+    endings: dict[Ending, Renderer] = {}
+    written: dict[Ending, Any] = {"rejected": step.rejected, "expired": step.expired}
+    for ending, value in written.items():
+        if value is None:
+            value = DEFAULT_APPROVE_ENDINGS[ending].format(step=step.name)
+        else:
+            deps |= result_names(value) - {step.name}
+        endings[ending] = compile_result(value)
+    when = None
+    if step.when is not None:
+        when = compile_expression(step.when)
+        deps |= names(step.when, expression=True)
+    remember = None
+    if step.remember is not None:
+        remember, key_deps = _remember(step.remember)
+        deps |= key_deps
+    return ApproveStep(
+        name=step.name,
+        message=compile_text(step.message),
+        when=when,
+        approvers=step.approvers,
+        count=step.count,
+        wait_s=step.wait_s,
+        expires_s=step.expires_s,
+        endings=endings,
+        deps=frozenset(deps) - {step.name, "caller"},
+        outputs=frozenset({step.name}),
+        remember=remember,
+    )
 
 
 def _question(step: Ask | Confirm) -> QuestionStep:
@@ -148,9 +205,8 @@ def _question(step: Ask | Confirm) -> QuestionStep:
         deps |= names(step.when, expression=True)
     remember = None
     if isinstance(step, Confirm) and step.remember is not None:
-        key = step.remember.key
-        remember = Remember(step.remember.for_s, compile_text(key) if key is not None else None)
-        deps |= names(key) if key is not None else set()
+        remember, key_deps = _remember(step.remember)
+        deps |= key_deps
     outputs = frozenset({step.name, *(f.name for f in fields)})
     return QuestionStep(
         name=step.name,

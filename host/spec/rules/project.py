@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from host.spec.diagnostics import Diagnostic
-from host.spec.model import FALLBACK_TOOL, Ask, Confirm, Pos, Server, Tool
+from host.spec.model import FALLBACK_TOOL, Approve, Ask, Confirm, Pos, Server, Tool
 from host.spec.rulebook import error, warning
 from host.spec.yaml import Document, Locs
 
@@ -100,6 +100,17 @@ def unprotected(tools: list[CheckedTool], servers: list[tuple[Document, Any]]) -
         )
         for where in places
         if where is not None
+    ] + [
+        warning(
+            step.pos,
+            "approve-unprotected",
+            f"the approve step '{step.name}' needs approvers who sign in, and without auth "
+            "settings nobody can: set HOST_AUTH_ISSUER and HOST_AUTH_AUDIENCE, or "
+            "HOST_AUTH_TOKENS, where the host runs; host serve refuses to start without them",
+        )
+        for tool in tools
+        for step in tool.tool.steps
+        if isinstance(step, Approve)
     ]
 
 
