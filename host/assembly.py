@@ -20,8 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from host.approvals.service import ApprovalsService
 from host.machine import Machine, compile_project
 from host.observers.audit import AuditObserver
+from host.observers.webhook import ApprovalsWebhook
 from host.protocol import Elicitation, Endpoint, LogObserver, Observer, make_endpoint
 from host.settings import Settings
 from host.spec.model import Project
@@ -49,6 +51,7 @@ class Assembly:
         endpoint: The MCP endpoint every transport hands messages to.
         observers: What watches the rounds and refused requests.
         metrics: The metrics observer among them, for ``/metrics``; None when metrics are off.
+        approvals: The approvals service the API and the inbox decide through.
     """
 
     settings: Settings
@@ -58,6 +61,7 @@ class Assembly:
     endpoint: Endpoint
     observers: tuple[Observer, ...] = field(default=())
     metrics: MetricsObserver | None = None
+    approvals: ApprovalsService | None = None
 
     def flush(self) -> None:
         """Write what the observers still hold (the audit records of the last few ms)."""
@@ -116,6 +120,7 @@ def assemble(
         *(observers_for(settings) if observers is None else observers),
         AuditObserver(store, settings.audit_retention_s),
     )
+    webhook = ApprovalsWebhook(settings.approvals)
     endpoint = make_endpoint(
         project.server,
         machines,
@@ -126,8 +131,13 @@ def assemble(
         legacy=settings.legacy(),
         observers=chosen,
         elicitation=Elicitation.decide(project.server, settings.elicitation),
+        pending_limit=settings.approvals.pending_limit,
+        approval_opened=webhook.requested,
     )
-    return Assembly(settings, project, machines, store, endpoint, chosen, _metrics(chosen))
+    approvals = ApprovalsService(store, machines, decided=webhook.decided)
+    return Assembly(
+        settings, project, machines, store, endpoint, chosen, _metrics(chosen), approvals
+    )
 
 
 def observers_for(settings: Settings) -> list[Observer]:

@@ -19,7 +19,14 @@ from host.machine.remember import Remember
 from host.machine.types import CallContext, Ending, Outcome
 from host.spec.templates import Renderer
 
-__all__ = ["DEFAULT_APPROVE_ENDINGS", "ApproveStep", "bind_approved", "ended", "pending"]
+__all__ = [
+    "DEFAULT_APPROVE_ENDINGS",
+    "ApproveStep",
+    "bind_approved",
+    "ended",
+    "pending",
+    "spent",
+]
 
 #: What a call returns when an approve step declares no ``rejected:``/``expired:`` of its own.
 DEFAULT_APPROVE_ENDINGS: Mapping[str, str] = {
@@ -100,6 +107,24 @@ def pending(tool: str, decided: Decided, ctx: CallContext) -> Outcome:
         "host/approval": {
             "request": decided.request,
             "status": "pending",
+            "needed": decided.needed,
+            "expires": decided.expires,
+        }
+    }
+    return replace(Outcome.error(text), approval=decided, meta=meta)
+
+
+def spent(tool: str, decided: Decided) -> Outcome:
+    """The tool error of a call whose approval went to another identical call, which acted."""
+    text = (
+        f"Request {decided.request} was approved, and its one action went to another identical "
+        f"call of {tool}, made at the same time. Nothing more was done. Call {tool} again to "
+        "make a new request if it must run again."
+    )
+    meta = {
+        "host/approval": {
+            "request": decided.request,
+            "status": "spent",
             "needed": decided.needed,
             "expires": decided.expires,
         }

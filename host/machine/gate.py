@@ -17,8 +17,9 @@ from host.errors import ToolError
 
 __all__ = ["NO_GATE", "ApprovalAsk", "Decided", "Gate", "Status"]
 
-Status = Literal["approved", "rejected", "expired", "pending"]
-"""Where an approval request stands for the call that asked."""
+Status = Literal["approved", "rejected", "expired", "pending", "spent"]
+"""Where an approval request stands for the call that asked (``spent``: approved, and its one
+act went to another identical call)."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,8 @@ class Decided:
     """Where the request stands once the call stopped waiting.
 
     Attributes:
-        status: ``approved`` (spent for this call), ``rejected``, ``expired`` or ``pending``.
+        status: ``approved`` (spent for this call), ``rejected``, ``expired``, ``pending``, or
+            ``spent`` (by another call).
         request: The request's id.
         needed: How many approvals it needs in all.
         expires: When it can no longer be decided (Unix time).

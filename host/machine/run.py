@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from host import ids
-from host.errors import AnswerMismatch, ContentError, StoreError, ToolError
-from host.machine.approve import ApproveStep, bind_approved, ended, pending
+from host.errors import AnswerMismatch, ContentError, ProtocolError, StoreError, ToolError
+from host.machine.approve import ApproveStep, bind_approved, ended, pending, spent
 from host.machine.bind import Handler
 from host.machine.content import content_blocks
 from host.machine.forms import Form
@@ -192,11 +192,12 @@ class Machine:
             AnswerMismatch: an accepted answer does not fit its form.
             StoreError: ``ctx.once`` could not claim the act (the store is down or refuses
                 writes): no handler failed and nothing was done, so it is not an incident here.
+            ProtocolError: ``ctx.gate`` refused the call (a per-caller limit).
         """
         scope = self.arguments(arguments)
         try:
             return self._run(scope, answers, ctx)
-        except (AnswerMismatch, StoreError):
+        except (AnswerMismatch, StoreError, ProtocolError):
             raise
         except ToolError as exc:
             return Outcome.error(exc.message)
@@ -283,6 +284,8 @@ class Machine:
         decided = ctx.gate.decide(step.ask(scope, inputs, answers))
         if decided.status == "pending":
             return pending(self.name, decided, ctx)
+        if decided.status == "spent":
+            return spent(self.name, decided)
         if decided.status != "approved":
             return ended(step, decided, scope)
         bind_approved(step, decided, scope)

@@ -43,6 +43,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from host.errors import StoreError
+from host.machine import Decided
 from host.observers.batches import Batches
 from host.protocol.events import Round
 from host.store import Store
@@ -66,9 +67,13 @@ def outcome_of(event: Round) -> str:
     finished without a tool error; ``incident`` for an internal failure or an act whose
     outcome is unknown (each has an incident id); ``error`` for any other tool error or
     refusal.
+    ``rejected`` or ``expired`` when its approval request ended so, ``pending`` when the call
+    stopped waiting for one.
     """
     if event.ending:
         return event.ending
+    if event.approval is not None and event.approval.status in ("pending", "spent"):
+        return event.approval.status
     if event.outcome == "complete":
         return "acted"
     if event.incident:
@@ -92,6 +97,8 @@ def audit_record(event: Round, now: float) -> AuditRecord:
         if given.key is not None:
             used["approval"] = approval_id(event.principal, event.tool, given.question, given.key)
         approvals.append(used)
+    if event.approval is not None:
+        approvals.append(_request(event.approval))
     started = event.call_started
     return AuditRecord(
         call_id(event.nonce),
@@ -107,6 +114,18 @@ def audit_record(event: Round, now: float) -> AuditRecord:
         duration_s=max(0.0, now - started) if started else event.duration_s,
         code=event.code,
     )
+
+
+def _request(decided: Decided) -> dict[str, Any]:
+    """What the audit trail keeps of an approval request: its id, approvers and decisions."""
+    return {
+        "request": decided.request,
+        "via": "approvers",
+        "status": "approved" if decided.status == "approved" else decided.status,
+        "needed": decided.needed,
+        "approved_by": list(decided.approved_by),
+        "decisions": [dict(d) for d in decided.decisions],
+    }
 
 
 def _redacted(values: Mapping[str, Any], hidden: frozenset[str]) -> dict[str, Any]:

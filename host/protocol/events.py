@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from host.machine import Approved
+from host.machine import Approved, Decided
 
 __all__ = [
     "LogObserver",
@@ -76,6 +76,7 @@ class Round:
         call_answers: When the round ends the call, every answer the call took, by key:
             ``{action, content}`` (never logged).
         approvals: When the round ends the call, the confirms it went past.
+        approval: The approval request the call went through, or stopped at.
     """
 
     tool: str
@@ -102,6 +103,7 @@ class Round:
     ends: bool = False
     call_answers: Mapping[str, Any] = field(default_factory=dict)
     approvals: tuple[Approved, ...] = ()
+    approval: Decided | None = None
 
 
 RefusalKind = Literal["unauthenticated", "forbidden", "state"]

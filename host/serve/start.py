@@ -26,11 +26,11 @@ from host.serve.reload import Snapshot, Specs
 from host.serve.storefile import StoreFile
 from host.settings import Settings
 from host.spec.check import check_project
-from host.spec.model import Confirm, Project
+from host.spec.model import Approve, Confirm, Project
 from host.spec.paths import default_handlers_dir
 from host.spec.report import format_diagnostics
 from host.store import open_store, private_dir, require_durable
-from host.web.app import UNPROTECTED
+from host.web.app import NO_APPROVERS, UNPROTECTED
 
 #: Connections a worker accepts beyond its threads: kept-alive ones waiting for their next request.
 CONNECTIONS_OVER_THREADS = 1000
@@ -124,6 +124,14 @@ def unprotected(settings: Settings, scopes: Iterable[str]) -> str | None:
     """Why specs naming ``scopes`` cannot be served with ``settings`` (no auth), or None."""
     if scopes and not settings.auth.enabled:
         return UNPROTECTED.format(scopes=", ".join(sorted(set(scopes))))
+    return None
+
+
+def no_approvers(settings: Settings, project: Project) -> str | None:
+    """Why specs with ``approve`` steps cannot be served with ``settings`` (no auth), or None."""
+    tools = [t.name for t in project.tools if any(isinstance(s, Approve) for s in t.steps)]
+    if tools and not settings.auth.enabled:
+        return NO_APPROVERS.format(tools=", ".join(tools))
     return None
 
 
@@ -261,7 +269,7 @@ def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
     specs = Specs(
         options.specs.resolve(),
         handlers.resolve(),
-        lambda project: unprotected(settings, project.scopes),
+        lambda project: unprotected(settings, project.scopes) or no_approvers(settings, project),
     )
     loaded = specs.load()
     if isinstance(loaded, HostError):

@@ -25,6 +25,7 @@ from host.protocol import Endpoint, Reply, RequestContext
 from host.protocol.jsonrpc import INVALID_REQUEST, error, failure
 from host.settings import Settings
 from host.spec.model import Project
+from host.web.approvals_api import add_approvals_api
 from host.web.auth import Gate, MetadataResource
 from host.web.lifecycle import STOPPING, client_gone
 from host.web.probes import HealthResource, MetricsResource, ReadyResource
@@ -38,6 +39,12 @@ UNPROTECTED = (
     "the specs name scopes ({scopes}) but no auth is configured, so over HTTP they would protect "
     "nothing: set HOST_AUTH_ISSUER and HOST_AUTH_AUDIENCE (an identity provider) or "
     "HOST_AUTH_TOKENS (static tokens made by `host token create`), or remove the scopes"
+)
+
+NO_APPROVERS = (
+    "the specs have approve steps ({tools}) but no auth is configured, so nobody could sign in "
+    "to decide: set HOST_AUTH_ISSUER and HOST_AUTH_AUDIENCE (an identity provider) or "
+    "HOST_AUTH_TOKENS (static tokens made by `host token create`)"
 )
 
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
@@ -299,9 +306,15 @@ def build_app(
         raise SettingsError(
             UNPROTECTED.format(scopes=", ".join(sorted(scopes))), "HOST_AUTH_ISSUER"
         )
+    approving = [m.name for m in served.machines.values() if m.approves]
+    if approving and not authenticator.enabled:
+        served.store.close()
+        raise SettingsError(NO_APPROVERS.format(tools=", ".join(approving)), "HOST_AUTH_ISSUER")
     gate = Gate(authenticator, scopes, observers=served.observers)
     app: falcon.App[falcon.Request, falcon.Response] = falcon.App()
     app.add_route("/mcp", McpResource(served.endpoint, settings, gate))
+    if authenticator.enabled and served.approvals is not None:
+        add_approvals_api(app, served.approvals, gate)
     for path in protected_resource_paths(settings.auth):
         app.add_route(path, MetadataResource(gate))
     app.add_route("/healthz", HealthResource())

@@ -1,0 +1,1 @@
+"""Approval requests as people decide them: the service the inbox, the API and the CLI call."""
