@@ -1,0 +1,163 @@
+"""Around approval requests, over real HTTP: the signed webhook with its retries, a reload that
+voids a request, and the audit trail's record of who decided."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import shutil
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from servers import free_port, host_serve
+from test_approve_http import SPECS, Site, _tokens, unique
+
+from host.store import open_store
+
+WEBHOOK_SECRET = "webhook-secret-for-tests"
+
+
+class Receiver:
+    """A webhook receiver that fails the first ``fail`` deliveries with 500."""
+
+    def __init__(self, fail: int) -> None:
+        self.fail = fail
+        self.got: list[tuple[bytes, dict[str, str], float]] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                receiver.got.append((body, dict(self.headers), time.monotonic()))
+                failing = len(receiver.got) <= receiver.fail
+                self.send_response(500 if failing else 204)
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.port = free_port()
+        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def bodies(self, event: str) -> list[tuple[dict[str, Any], dict[str, str], float]]:
+        found = []
+        for body, headers, at in self.got:
+            data = json.loads(body)
+            if data["event"] == event:
+                found.append((data, headers, at))
+        return found
+
+
+@pytest.fixture(scope="module")
+def receiver() -> Iterator[Receiver]:
+    got = Receiver(fail=2)
+    yield got
+    got.server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory, receiver: Receiver) -> Iterator[Site]:
+    folder = tmp_path_factory.mktemp("approve-notify")
+    specs = folder / "specs"
+    shutil.copytree(SPECS, specs)
+    shutil.copytree(SPECS.parent / "handlers", folder / "handlers")
+    path, tokens = _tokens(folder)
+    with host_serve(
+        folder, "host", "--workers", "2", specs=specs,
+        HOST_AUTH_TOKENS=str(path), OPS_ACTS=str(folder / "acts.jsonl"),
+        HOST_APPROVALS_WEBHOOK=f"http://127.0.0.1:{receiver.port}/hook",
+        HOST_APPROVALS_WEBHOOK_SECRET=WEBHOOK_SECRET, HOST_PUBLIC_URL="https://ops.example.com",
+    ) as server:  # fmt: skip
+        yield Site([server], tokens, folder / "acts.jsonl")
+
+
+def test_the_webhook_is_signed_and_retried(site: Site, receiver: Receiver) -> None:
+    service = unique("hooked")
+    started = time.monotonic()
+    first = site.call("alice", "rollback", service)
+    assert time.monotonic() - started < 5  # the receiver's failures never delay the call
+    request = first["_meta"]["host/approval"]["request"]
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        mine = [b for b in receiver.bodies("requested") if b[0]["request"]["id"] == request]
+        if len(mine) >= 3:
+            break
+        time.sleep(0.1)
+    assert len(mine) == 3, receiver.got  # two failures, then delivered
+    data, headers, _ = mine[-1]
+    body = json.dumps(data, ensure_ascii=False).encode()
+    raw = next(b for b, _, _ in receiver.got if json.loads(b) == data)
+    expected = "sha256=" + hmac.new(WEBHOOK_SECRET.encode(), raw, hashlib.sha256).hexdigest()
+    assert headers["X-Host-Signature"] == expected and body
+    assert data["request"]["tool"] == "rollback" and data["request"]["caller"] == "alice"
+    assert data["request"]["arguments"] == {"service": service}
+    assert data["request"]["status"] == "pending"
+    assert data["request"]["url"] == f"https://ops.example.com/approvals/{request}"
+    assert data["request"]["url"] in data["text"] and "\n" not in data["text"]
+    assert mine[1][2] - mine[0][2] >= 0.9  # backoff between tries
+    site.api("bob", "POST", f"/{request}/approve", {"reason": "fine"})
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not [
+        b for b in receiver.bodies("approved") if b[0]["request"]["id"] == request
+    ]:
+        time.sleep(0.1)
+    (approved,) = [b for b in receiver.bodies("approved") if b[0]["request"]["id"] == request]
+    assert approved[0]["request"]["status"] == "approved"
+
+
+def test_the_audit_record_names_the_request_and_its_approvers(site: Site) -> None:
+    service = unique("audited")
+    request = site.call("alice", "rollback", service)["_meta"]["host/approval"]["request"]
+    site.api("bob", "POST", f"/{request}/approve", {"reason": "checked"})
+    assert not site.call("alice", "rollback", service).get("isError")
+    store = open_store(f"sqlite:///{site.servers[0].log.parent / 'host' / 'store.db'}")
+    try:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            records = [
+                r for r in store.audit_records(tool="rollback", limit=100)
+                if r.arguments.get("service") == service
+            ]  # fmt: skip
+            if len(records) == 2:
+                break
+            time.sleep(0.05)
+    finally:
+        store.close()
+    outcomes = sorted(r.outcome for r in records)
+    assert outcomes == ["acted", "pending"]
+    acted = next(r for r in records if r.outcome == "acted")
+    (used,) = [a for a in acted.approvals if a.get("via") == "approvers"]
+    assert used["request"] == request and used["approved_by"] == ["bob"]
+    (decision,) = used["decisions"]
+    assert decision["principal"] == "bob" and decision["reason"] == "checked"
+    assert decision["verdict"] == "approve" and decision["at"] > 0
+
+
+def test_a_reload_that_changes_the_tool_voids_its_requests(site: Site) -> None:
+    service = unique("reloaded")
+    request = site.call("alice", "rollback", service)["_meta"]["host/approval"]["request"]
+    specs = Path(site.servers[0].log.parent / "specs" / "ops.yaml")
+    specs.write_text(specs.read_text().replace("asks to rollback", "asks to roll back"))
+    os.kill(site.servers[0].pid, signal.SIGHUP)
+    deadline = time.monotonic() + 30
+    status, body = 0, {}
+    while time.monotonic() < deadline:
+        status, body = site.api("bob", "GET", f"/{request}")
+        if status == 200 and body["status"] == "voided":
+            break
+        time.sleep(0.2)
+    assert body["status"] == "voided", body
+    status, _ = site.api("bob", "POST", f"/{request}/approve", {"reason": "too late"})
+    assert status == 409
+    again = site.call("alice", "rollback", service)["_meta"]["host/approval"]["request"]
+    assert again != request
+    assert site.acted(service) == []
