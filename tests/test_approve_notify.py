@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from servers import free_port, host_serve
-from test_approve_http import SPECS, Site, _tokens, unique
+from test_approve_http import SPECS, Site, _round, _tokens, unique
 
 from host.store import open_store
 
@@ -161,3 +161,21 @@ def test_a_reload_that_changes_the_tool_voids_its_requests(site: Site) -> None:
     again = site.call("alice", "rollback", service)["_meta"]["host/approval"]["request"]
     assert again != request
     assert site.acted(service) == []
+
+
+def test_a_refused_call_leaves_a_refused_record(site: Site) -> None:
+    bad = Site(site.servers, {"mallory": "host_not-a-real-token"}, site.acts)
+    conn = site.servers[0].connect()
+    with pytest.raises(AssertionError):
+        _round(conn, bad.tokens["mallory"], "rollback", {"service": "x"})
+    store = open_store(f"sqlite:///{site.servers[0].log.parent / 'host' / 'store.db'}")
+    try:
+        deadline = time.monotonic() + 5
+        found: list[Any] = []
+        while time.monotonic() < deadline and not found:
+            found = [r for r in store.audit_records(limit=200) if r.outcome == "refused"]
+            time.sleep(0.05)
+    finally:
+        store.close()
+    assert found and found[0].principal == "(unauthenticated)" and found[0].code == 401
+    assert found[0].arguments == {}

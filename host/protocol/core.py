@@ -206,7 +206,10 @@ class ToolHost:
                     "missing": missing,
                 },
             )
-            notify_refused(self.observers, Refusal("forbidden", "insufficient_scope", machine.name))
+            notify_refused(
+                self.observers,
+                Refusal("forbidden", "insufficient_scope", machine.name, request.principal),
+            )
             raise ScopeError(tuple(sorted(machine.scopes)), tuple(missing))
         return machine
 

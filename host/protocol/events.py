@@ -119,11 +119,13 @@ class Refusal:
         reason: Why, in a few fixed words (never client input): ``invalid_token``,
             ``insufficient_scope``, ``expired``, ``bad signature or encoding``, ...
         tool: The tool the request named, when it is one of the server's.
+        principal: Who was refused, when known (a scope refusal; not a bad token).
     """
 
     kind: RefusalKind
     reason: str
     tool: str | None = None
+    principal: str | None = None
 
 
 class Observer(Protocol):
