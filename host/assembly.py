@@ -15,10 +15,10 @@ import os
 import secrets
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from host.approvals.service import ApprovalsService
 from host.machine import Machine, compile_project
@@ -121,6 +121,7 @@ def assemble(
         AuditObserver(store, settings.audit_retention_s),
     )
     webhook = ApprovalsWebhook(settings.approvals)
+    metrics = _metrics(chosen)
     endpoint = make_endpoint(
         project.server,
         machines,
@@ -132,12 +133,23 @@ def assemble(
         observers=chosen,
         elicitation=Elicitation.decide(project.server, settings.elicitation),
         pending_limit=settings.approvals.pending_limit,
-        approval_opened=webhook.requested,
+        approval_opened=_both(webhook.requested, metrics.approval_opened if metrics else None),
     )
-    approvals = ApprovalsService(store, machines, decided=webhook.decided)
-    return Assembly(
-        settings, project, machines, store, endpoint, chosen, _metrics(chosen), approvals
-    )
+    decided = _both(webhook.decided, metrics.approval_decided if metrics else None)
+    approvals = ApprovalsService(store, machines, decided=decided)
+    return Assembly(settings, project, machines, store, endpoint, chosen, metrics, approvals)
+
+
+def _both(first: Callable[..., None], second: Callable[..., None] | None) -> Callable[..., None]:
+    """Tell ``first``, then ``second`` when there is one (the webhook, then the metrics)."""
+    if second is None:
+        return first
+
+    def both(*args: Any) -> None:
+        first(*args)
+        second(*args)
+
+    return both
 
 
 def observers_for(settings: Settings) -> list[Observer]:

@@ -179,3 +179,26 @@ def test_a_refused_call_leaves_a_refused_record(site: Site) -> None:
         store.close()
     assert found and found[0].principal == "(unauthenticated)" and found[0].code == 401
     assert found[0].arguments == {}
+
+
+def test_metrics_count_requests_decisions_and_time_to_decide(site: Site) -> None:
+    service = unique("counted")
+    request = site.call("alice", "rollback", service)["_meta"]["host/approval"]["request"]
+    site.api("bob", "POST", f"/{request}/reject", {"reason": "no"})
+    conn = site.servers[0].connect()
+    conn.request("GET", "/metrics")
+    text = conn.getresponse().read().decode()
+
+    def value(name: str, **labels: str) -> float:
+        wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+        for line in text.splitlines():
+            if line.startswith(name + "{"):
+                inside = line[len(name) + 1 : line.index("}")]
+                if ",".join(sorted(inside.split(","))) == wanted:
+                    return float(line.rsplit(" ", 1)[1])
+        return 0.0
+
+    assert value("host_approval_requests_total", tool="rollback") >= 1
+    assert value("host_approval_pending_total", tool="rollback") >= 1
+    assert value("host_approval_decisions_total", tool="rollback", verdict="reject") >= 1
+    assert value("host_approval_decide_seconds_count", tool="rollback") >= 1
