@@ -113,7 +113,7 @@ class StoreGate:
             created=now,
             expires=now + ask.expires_s,
         )
-        self._check_limit()
+        self._check_limit(binding)
         request = self.store.open_request(fresh)
         if request.id == fresh.id:
             log.info(
@@ -125,7 +125,8 @@ class StoreGate:
                 self.opened(request)
         return request
 
-    def _check_limit(self) -> None:
+    def _check_limit(self, binding: str) -> None:
+        """Refuse a new request past the caller's limit (an identical call's is not new)."""
         if self.limit is None or self.principal == "anonymous":
             return
         now = time.time()
@@ -134,7 +135,7 @@ class StoreGate:
             for r in self.store.requests()
             if r.caller == self.principal and r.status(now) == "pending" and not r.told
         ]
-        if len(mine) >= self.limit:
+        if len(mine) >= self.limit and all(r.binding != binding for r in mine):
             raise ProtocolError(
                 LIMIT_EXCEEDED,
                 f"{self.principal} has {len(mine)} approval requests pending, the most allowed "
