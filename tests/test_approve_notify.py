@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from servers import free_port, host_serve
+from servers import free_port, host_serve, send
 from test_approve_http import SPECS, Site, _round, _tokens, unique
 
 from host.store import open_store
@@ -76,6 +76,7 @@ def site(tmp_path_factory: pytest.TempPathFactory, receiver: Receiver) -> Iterat
         HOST_AUTH_TOKENS=str(path), OPS_ACTS=str(folder / "acts.jsonl"),
         HOST_APPROVALS_WEBHOOK=f"http://127.0.0.1:{receiver.port}/hook",
         HOST_APPROVALS_WEBHOOK_SECRET=WEBHOOK_SECRET, HOST_PUBLIC_URL="https://ops.example.com",
+        HOST_LIMIT_PENDING_APPROVALS="3",
     ) as server:  # fmt: skip
         yield Site([server], tokens, folder / "acts.jsonl")
 
@@ -202,3 +203,28 @@ def test_metrics_count_requests_decisions_and_time_to_decide(site: Site) -> None
     assert value("host_approval_pending_total", tool="rollback") >= 1
     assert value("host_approval_decisions_total", tool="rollback", verdict="reject") >= 1
     assert value("host_approval_decide_seconds_count", tool="rollback") >= 1
+
+
+def test_past_the_pending_limit_a_call_gets_429(site: Site) -> None:
+    for _ in range(3):
+        assert site.call("carol", "rollback", unique("many"))["isError"] is True
+    conn = site.servers[0].connect()
+    params = {
+        "name": "rollback",
+        "arguments": {"service": unique("many")},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+        },
+    }
+    first = _round(conn, site.tokens["carol"], "rollback", params["arguments"])
+    extra = {"inputResponses": {"sure": {"action": "accept", "content": {"confirm": True}}},
+             "requestState": first["requestState"]}  # fmt: skip
+    body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {**params, **extra}}
+    token = site.tokens["carol"]
+    headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call",
+               "Mcp-Name": "rollback", "Authorization": f"Bearer {token}"}  # fmt: skip
+    response = send(conn, body, **headers)
+    payload = json.loads(response.read())
+    assert response.status == 429 and response.getheader("Retry-After")
+    assert payload["error"]["data"]["limit"] == "pending_approvals"
