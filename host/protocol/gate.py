@@ -77,6 +77,8 @@ class StoreGate:
     def decide(self, ask: ApprovalAsk) -> Decided:
         """Find or make the request for ``ask``, wait for it, and say where it stands."""
         request = self._open(ask)
+        if request.status(time.time()) == "voided":
+            request = self._open(ask)  # NOTE: voiding freed the binding: this one is new
         if request.status(time.time()) == "pending" and ask.wait_s > 0:
             request = self._wait(request, ask.wait_s)
         status = request.status(time.time())
@@ -87,6 +89,8 @@ class StoreGate:
         if status in ("rejected", "expired"):
             self.store.end_request(request.id)
             return _decided(request, status)
+        if status == "voided":  # NOTE: the tool changed while the call waited
+            return _decided(self._open(ask), "pending")
         return _decided(request, "pending")
 
     def _open(self, ask: ApprovalAsk) -> ApprovalRequest:
