@@ -1,8 +1,9 @@
 """Official SDK clients through a call that waits for another person's approval.
 
-The Python SDK (2026-07-28 and the legacy handshake) and the TypeScript SDK (legacy; its 1.x
-line speaks up to 2025-11-25) each call ``restart_service``: they tick the caller's confirm, the
-call waits, ``bob`` approves through the API, and the same call completes with the act's result.
+The Python SDK (2026-07-28 and the legacy handshake) and the TypeScript SDK (its 1.x line on
+the legacy handshake, its 2.x client pinned to 2026-07-28) each call ``restart_service``: they
+tick the caller's confirm, the call waits, ``bob`` approves through the API, and the same call
+completes with the act's result.
 """
 
 from __future__ import annotations
@@ -29,6 +30,34 @@ NODE = Path(
     or ROOT / ".cache" / "conformance" / "node22" / "node_modules" / ".bin" / "node"
 )
 TS_PACKAGES = ROOT / ".cache" / "ts-client" / "node_modules"
+TS_V2_PACKAGES = ROOT / ".cache" / "ts-client-v2" / "node_modules"
+
+#: The v2 client, pinned to 2026-07-28 (or on the legacy handshake with MCP_MODE=legacy).
+TS_V2_SCRIPT = """
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+
+const transport = new StreamableHTTPClientTransport(new URL(process.env.MCP_URL), {
+  requestInit: { headers: { Authorization: `Bearer ${process.env.HOST_TOKEN}` } },
+});
+const client = new Client(
+  { name: "approve-test", version: "1.0.0" },
+  {
+    capabilities: { elicitation: { form: {} } },
+    versionNegotiation: { mode: { pin: "2026-07-28" } },
+  },
+);
+client.setRequestHandler("elicitation/create", async () => ({
+  action: "accept", content: { confirm: true },
+}));
+await client.connect(transport);
+const result = await client.callTool(
+  { name: "restart_service", arguments: { service: process.env.SERVICE } },
+  { timeout: 60000 },
+);
+console.log(client.getNegotiatedProtocolVersion());
+console.log(JSON.stringify(result.structuredContent));
+await client.close();
+"""
 
 TS_SCRIPT = """
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -105,16 +134,23 @@ def test_the_python_sdk_waits_then_completes(site: Site, mode: str) -> None:
     assert len(site.acted(service)) == 1
 
 
-def test_the_typescript_sdk_waits_then_completes(site: Site, tmp_path: Path) -> None:
-    if not NODE.exists() or not (TS_PACKAGES / "@modelcontextprotocol" / "sdk").is_dir():
+@pytest.mark.parametrize(
+    ("packages", "code", "revision"),
+    [(TS_PACKAGES, TS_SCRIPT, "2025-11-25"), (TS_V2_PACKAGES, TS_V2_SCRIPT, "2026-07-28")],
+    ids=["sdk-1.x-legacy", "client-2.x-2026-07-28"],
+)
+def test_the_typescript_sdk_waits_then_completes(
+    site: Site, tmp_path: Path, packages: Path, code: str, revision: str
+) -> None:
+    if not NODE.exists() or not (packages / "@modelcontextprotocol").is_dir():
         pytest.fail(
-            "needs Node.js 22 and @modelcontextprotocol/sdk: run tests/clients/ts/install",
+            "needs Node.js 22 and the TypeScript SDK: run tests/clients/ts/install",
             pytrace=False,
         )
     service = unique("ts")
-    (tmp_path / "node_modules").symlink_to(TS_PACKAGES)
+    (tmp_path / "node_modules").symlink_to(packages)
     script = tmp_path / "restart.mjs"
-    script.write_text(TS_SCRIPT)
+    script.write_text(code)
     approver = approve_when_asked(site, service)
 
     done = subprocess.run(
@@ -124,7 +160,9 @@ def test_the_typescript_sdk_waits_then_completes(site: Site, tmp_path: Path) -> 
     )  # fmt: skip
     approver.join(10)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+    lines = done.stdout.strip().splitlines()
+    assert revision == "2025-11-25" or lines[0] == revision
+    assert json.loads(lines[-1]) == {
         "restarted": service,
         "approved_by": ["bob"],
     }
