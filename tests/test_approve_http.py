@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from servers import ROOT, Server, clean_env, host_serve, send
+from servers import ROOT, Server, clean_env, host_serve, send, sse
 
 from host.auth.tokenfile import create_token
 
@@ -257,3 +257,31 @@ def _cli(*args: str, url: str, token: str) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "host", "approvals", *args, "--url", url, "--token", token],
         capture_output=True, text=True, env=clean_env(), timeout=60,
     )  # fmt: skip
+
+
+def test_a_waiting_call_that_asked_for_progress_hears_how_it_stands(two_workers: Site) -> None:
+    site, service = two_workers, unique("progress")
+    conn = http.client.HTTPConnection("127.0.0.1", site.servers[0].port, timeout=60)
+    token, arguments = site.tokens["alice"], {"service": service}
+    asked = _round(conn, token, "restart_service", arguments)
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": VERSION,
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+        "progressToken": "p-1",
+    }
+    params = {"name": "restart_service", "arguments": arguments, "_meta": meta,
+              "inputResponses": SURE, "requestState": asked["requestState"]}  # fmt: skip
+    body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
+    headers = {"MCP-Protocol-Version": VERSION, "Mcp-Method": "tools/call",
+               "Mcp-Name": "restart_service", "Authorization": f"Bearer {token}"}  # fmt: skip
+    response = send(conn, body, **headers)
+    assert response.getheader("Content-Type") == "text/event-stream"
+    messages = sse(response)
+    first = next(messages)
+    assert first["method"] == "notifications/progress"
+    assert first["params"]["progressToken"] == "p-1"
+    assert first["params"]["message"] == "waiting for 1 approval from ops:approve"
+    request = site.wait_pending("bob", service)
+    site.api("bob", "POST", f"/{request['id']}/approve", {"reason": "ok"})
+    last = [m for m in messages if "result" in m][-1]
+    assert last["result"]["structuredContent"]["approved_by"] == ["bob"]
