@@ -80,3 +80,14 @@ def _cli(*args: str, url: str, token: str) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "host", "approvals", *args, "--url", url],
         capture_output=True, text=True, env=clean_env(HOST_TOKEN=token), timeout=60,
     )  # fmt: skip
+
+
+def test_host_serve_refuses_approve_steps_without_auth(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "host", "serve", "--specs", str(EXAMPLE / "specs")],
+        capture_output=True, text=True, timeout=60,
+        env=clean_env(HOST_DATA_DIR=str(tmp_path)),
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "approve steps (restart_service)" in done.stderr
+    assert "HOST_AUTH_TOKENS" in done.stderr
