@@ -135,6 +135,13 @@ def two_instances(tmp_path_factory: pytest.TempPathFactory, redis_url: str) -> I
         yield Site([one, two], tokens, folder / "acts.jsonl")
 
 
+@pytest.fixture(params=["two_workers", "two_instances"])
+def either(request: pytest.FixtureRequest) -> Site:
+    """Each test runs on two workers over SQLite, and on two instances over Redis."""
+    site: Site = request.getfixturevalue(request.param)
+    return site
+
+
 def _held_call_acts_once(site: Site, approve_on: int) -> None:
     service = unique("web")
     results: list[dict[str, Any]] = []
@@ -167,8 +174,8 @@ def test_a_held_call_acts_once_approved_on_another_instance(two_instances: Site)
     _held_call_acts_once(two_instances, 1)
 
 
-def test_approval_after_the_wait_lets_the_next_call_act_once(two_workers: Site) -> None:
-    site, service = two_workers, unique("api")
+def test_approval_after_the_wait_lets_the_next_call_act_once(either: Site) -> None:
+    site, service = either, unique("api")
     first = site.call("alice", "rollback", service)
     assert first["isError"] is True
     meta = first["_meta"]["host/approval"]
@@ -190,8 +197,8 @@ def test_approval_after_the_wait_lets_the_next_call_act_once(two_workers: Site) 
     assert len(site.acted(service)) == 1
 
 
-def test_reject_and_expiry_end_the_call_without_acting(two_workers: Site) -> None:
-    site, service = two_workers, unique("db")
+def test_reject_and_expiry_end_the_call_without_acting(either: Site) -> None:
+    site, service = either, unique("db")
     pending = site.call("alice", "rollback", service)["_meta"]["host/approval"]
     status, _ = site.api("carol", "POST", f"/{pending['request']}/reject", {"reason": "not now"})
     assert status == 200
@@ -204,8 +211,8 @@ def test_reject_and_expiry_end_the_call_without_acting(two_workers: Site) -> Non
     assert site.acted(service) == []
 
 
-def test_nobody_approves_their_own_request(two_workers: Site) -> None:
-    site, service = two_workers, unique("queue")
+def test_nobody_approves_their_own_request(either: Site) -> None:
+    site, service = either, unique("queue")
     request = site.call("alice", "rollback", service)["_meta"]["host/approval"]["request"]
     assert site.pending("alice", service) == []  # not hers to decide
     status, body = site.api("alice", "POST", f"/{request}/approve", {"reason": "me"})
@@ -220,8 +227,8 @@ def test_nobody_approves_their_own_request(two_workers: Site) -> None:
     assert site.acted(service) == []
 
 
-def test_count_two_needs_two_people(two_workers: Site) -> None:
-    site, service = two_workers, unique("orders")
+def test_count_two_needs_two_people(either: Site) -> None:
+    site, service = either, unique("orders")
     request = site.call("alice", "delete_database", service)["_meta"]["host/approval"]["request"]
     status, body = site.api("bob", "POST", f"/{request}/approve", {"reason": "one"})
     assert status == 200 and body["status"] == "pending" and body["approved_by"] == ["bob"]
@@ -235,8 +242,8 @@ def test_count_two_needs_two_people(two_workers: Site) -> None:
     assert len(site.acted(service)) == 1
 
 
-def test_fifty_identical_calls_make_one_request_and_one_act(two_workers: Site) -> None:
-    site, service = two_workers, unique("cdn")
+def test_fifty_identical_calls_make_one_request_and_one_act(either: Site) -> None:
+    site, service = either, unique("cdn")
     with ThreadPoolExecutor(10) as pool:
         results = list(
             pool.map(lambda _: site.call("alice", "delete_database", service), range(50))
