@@ -15,13 +15,15 @@ import os
 import secrets
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from host.approvals.service import ApprovalsService
 from host.machine import Machine, compile_project
 from host.observers.audit import AuditObserver
+from host.observers.webhook import ApprovalsWebhook
 from host.protocol import Elicitation, Endpoint, LogObserver, Observer, make_endpoint
 from host.settings import Settings
 from host.spec.model import Project
@@ -49,6 +51,7 @@ class Assembly:
         endpoint: The MCP endpoint every transport hands messages to.
         observers: What watches the rounds and refused requests.
         metrics: The metrics observer among them, for ``/metrics``; None when metrics are off.
+        approvals: The approvals service the API and the inbox decide through.
     """
 
     settings: Settings
@@ -58,6 +61,7 @@ class Assembly:
     endpoint: Endpoint
     observers: tuple[Observer, ...] = field(default=())
     metrics: MetricsObserver | None = None
+    approvals: ApprovalsService | None = None
 
     def flush(self) -> None:
         """Write what the observers still hold (the audit records of the last few ms)."""
@@ -116,6 +120,8 @@ def assemble(
         *(observers_for(settings) if observers is None else observers),
         AuditObserver(store, settings.audit_retention_s),
     )
+    webhook = ApprovalsWebhook(settings.approvals)
+    metrics = _metrics(chosen)
     endpoint = make_endpoint(
         project.server,
         machines,
@@ -126,8 +132,24 @@ def assemble(
         legacy=settings.legacy(),
         observers=chosen,
         elicitation=Elicitation.decide(project.server, settings.elicitation),
+        pending_limit=settings.approvals.pending_limit,
+        approval_opened=_both(webhook.requested, metrics.approval_opened if metrics else None),
     )
-    return Assembly(settings, project, machines, store, endpoint, chosen, _metrics(chosen))
+    decided = _both(webhook.decided, metrics.approval_decided if metrics else None)
+    approvals = ApprovalsService(store, machines, decided=decided)
+    return Assembly(settings, project, machines, store, endpoint, chosen, metrics, approvals)
+
+
+def _both(first: Callable[..., None], second: Callable[..., None] | None) -> Callable[..., None]:
+    """Tell ``first``, then ``second`` when there is one (the webhook, then the metrics)."""
+    if second is None:
+        return first
+
+    def both(*args: Any) -> None:
+        first(*args)
+        second(*args)
+
+    return both
 
 
 def observers_for(settings: Settings) -> list[Observer]:

@@ -17,13 +17,16 @@ __all__ = [
     "AuthError",
     "AuthErrorKind",
     "AuthSettingsError",
+    "Conflict",
     "ContentError",
     "DurationError",
     "FetchError",
+    "Forbidden",
     "HandlerImportError",
     "HandlerProblem",
     "HandlerTimeout",
     "HostError",
+    "NotFound",
     "ProtocolError",
     "ScopeError",
     "SettingsError",
@@ -109,6 +112,18 @@ class ScopeError(ProtocolError):
 
 class StoreError(HostError):
     """The shared store could not be reached or answered something unexpected."""
+
+
+class NotFound(HostError):
+    """What was asked for does not exist, or the asker may not know that it does (HTTP 404)."""
+
+
+class Forbidden(HostError):
+    """The asker may see it but not do this to it (HTTP 403)."""
+
+
+class Conflict(HostError):
+    """It can no longer be done: the thing has moved on (HTTP 409)."""
 
 
 class SettingsError(HostError):

@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from host.approvals.settings import ApprovalSettings
 from host.auth.settings import AuthSettings
 from host.errors import SettingsError
 from host.protocol.legacy.sessions import LegacyOptions
@@ -77,6 +78,7 @@ class Settings:
         elicitation: False for ``HOST_ELICITATION=off``: no tool may ask, whatever the specs say.
         metrics: False for ``HOST_METRICS=off``: no ``/metrics`` and no collection.
         audit_retention_s: How long audit records are kept (``HOST_AUDIT_RETENTION``).
+        approvals: Approval requests' webhook, links and limit (:mod:`host.approvals.settings`).
     """
 
     specs_dir: Path = Path("specs")
@@ -95,6 +97,7 @@ class Settings:
     elicitation: bool = True
     metrics: bool = True
     audit_retention_s: float = DEFAULT_AUDIT_RETENTION_S
+    approvals: ApprovalSettings = field(default_factory=ApprovalSettings)
 
     def __post_init__(self) -> None:
         short = [i for i, key in enumerate(self.secrets, 1) if len(key) < MIN_SECRET]
@@ -136,6 +139,7 @@ class Settings:
 
         specs = Path(text("HOST_SPECS") or "specs")
         handlers = text("HOST_HANDLERS")
+        auth = AuthSettings.from_env(env)
         return cls(
             specs_dir=specs,
             handlers_dir=Path(handlers) if handlers else None,
@@ -148,11 +152,12 @@ class Settings:
             log_level=_level(text("HOST_LOG_LEVEL") or cls.log_level),
             answer_timeout_s=_positive(env, "HOST_ANSWER_TIMEOUT", cls.answer_timeout_s),
             session_ttl_s=_positive(env, "HOST_SESSION_TTL", cls.session_ttl_s),
-            auth=AuthSettings.from_env(env),
+            auth=auth,
             store_volatile_ok=_flag(env, VOLATILE_OK),
             elicitation=_switch(env, "HOST_ELICITATION", "the specs decide", "no tool asks"),
             metrics=_switch(env, "HOST_METRICS", "serve /metrics", "collect nothing"),
             audit_retention_s=_duration(env, "HOST_AUDIT_RETENTION", DEFAULT_AUDIT_RETENTION_S),
+            approvals=ApprovalSettings.from_env(env, auth.browser.public_url),
         )
 
     def legacy(self) -> LegacyOptions:

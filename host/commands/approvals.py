@@ -1,5 +1,8 @@
 """``host approvals list|revoke``: the yeses a host remembers (``remember:`` on a confirm).
 
+(``pending``, ``approve`` and ``reject``, which decide another person's requests on a running
+host, are :mod:`host.commands.decide`.)
+
 ``list`` shows the approvals remembered now, each with the ``id`` that ``revoke ID`` takes;
 ``revoke --principal P`` and ``--tool T`` forget every approval of a caller or a tool (both:
 those of the caller in that tool). A running host stops honouring a revoked approval at once: it
@@ -13,12 +16,13 @@ import argparse
 import json
 import sys
 
+from host.commands import decide
 from host.commands.options import add_store, open_store_of
 from host.store.records import Approval, iso
 
 __all__ = ["HELP", "configure", "run"]
 
-HELP = "list and revoke remembered approvals (remember: on a confirm)"
+HELP = "remembered approvals (list, revoke); approval requests on a host (pending, approve, reject)"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -42,10 +46,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     revoke.add_argument("--tool", metavar="T", help="every approval of this tool")
     for sub in (listing, revoke):
         add_store(sub)
+    decide.configure(actions)
 
 
 def run(args: argparse.Namespace) -> int:
     """Do the action; the exit status (see the module's docstring)."""
+    if args.action in decide.ACTIONS:
+        return decide.run(args)
     if args.action == "revoke" and not (args.id or args.principal or args.tool):
         print("host approvals revoke: give an ID, --principal P or --tool T", file=sys.stderr)
         return 2

@@ -14,6 +14,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from host.commands.options import add_store, open_store_of
@@ -94,7 +95,7 @@ def line(record: AuditRecord) -> str:
     answers = [f"{key}={_action(answer)}" for key, answer in record.answers.items()]
     if answers:
         parts.append("answers: " + " ".join(answers))
-    approvals = [f"{a.get('question')} ({a.get('via')})" for a in record.approvals]
+    approvals = [_approval(a) for a in record.approvals]
     if approvals:
         parts.append("approvals: " + ", ".join(approvals))
     if record.incident:
@@ -102,6 +103,14 @@ def line(record: AuditRecord) -> str:
     if record.code is not None:
         parts.append(f"code {record.code}")
     return "  ".join(printable(part) for part in parts)
+
+
+def _approval(used: Mapping[str, Any]) -> str:
+    """A confirm gone past (``restart (asked)``), or an approval request and its approvers."""
+    if "request" not in used or used.get("via") != "approvers":
+        return f"{used.get('question')} ({used.get('via')})"
+    by = ", ".join(str(p) for p in used.get("approved_by") or ()) or "nobody"
+    return f"request {used['request']} {used.get('status')} by {by}"
 
 
 def _action(answer: Any) -> str:

@@ -25,7 +25,7 @@ from host.commands.options import (
 from host.errors import HostError
 from host.machine import CallContext, compile_project
 from host.machine.plan import Plan, plan_call
-from host.spec.model import Ask, Confirm, Tool
+from host.spec.model import Approve, Ask, Confirm, Tool
 
 __all__ = ["HELP", "configure", "render", "run"]
 
@@ -97,7 +97,9 @@ def _answers(given: list[str]) -> dict[str, dict[str, Any]]:
 
 def render(plan: Plan, tool: Tool) -> list[str]:
     """The plan as the lines ``host plan`` prints."""
-    whens = {s.name: s.when for s in tool.steps if isinstance(s, Ask | Confirm) and s.when}
+    whens = {
+        s.name: s.when for s in tool.steps if isinstance(s, Ask | Confirm | Approve) and s.when
+    }
     confirms = {s.name for s in tool.steps if isinstance(s, Confirm)}
     lines = [f"plan: {plan.tool} {_short(plan.arguments)}"]
     seen: set[str] = set()
@@ -119,6 +121,13 @@ def render(plan: Plan, tool: Tool) -> list[str]:
             if answer.get("action") == "accept":
                 shown += f" {_short(answer.get('content', {}))}"
             lines.append(f"    answer ({how}): {shown}")
+        for ask in planned.approvals:
+            people = f"{ask.count} approver{'s' if ask.count != 1 else ''}"
+            lines.append(f"  approve {ask.step}: {ask.message}")
+            lines.append(
+                f"    needs {people} holding {' or '.join(ask.approvers)}, not the caller; "
+                f"waits up to {ask.wait_s:g}s (assumed approved)"
+            )
     if plan.failure is not None:
         lines.append(f"fails: {plan.failure}")
     elif plan.acts:
@@ -184,6 +193,17 @@ def _plain(plan: Plan) -> dict[str, Any]:
                         "assumed": q.key in r.assumed,
                     }
                     for q in r.questions
+                ],
+                "approvals": [
+                    {
+                        "name": a.step,
+                        "message": a.message,
+                        "approvers": list(a.approvers),
+                        "count": a.count,
+                        "wait_s": a.wait_s,
+                        "expires_s": a.expires_s,
+                    }
+                    for a in r.approvals
                 ],
             }
             for r in plan.rounds

@@ -13,7 +13,7 @@ from typing import Any
 
 from host.commands.options import add_handlers, add_specs, checked_project
 from host.spec.durations import format_duration
-from host.spec.model import Act, Ask, Confirm, Project, Read, Remember, Tool
+from host.spec.model import Act, Approve, Ask, Confirm, Project, Read, Remember, Tool
 
 __all__ = ["HELP", "configure", "describe_listed", "run", "tool_summary"]
 
@@ -66,6 +66,19 @@ def tool_summary(tool: Tool, project: Project) -> dict[str, Any]:
                 question["remember_s"] = step.remember.for_s
                 question["remember"] = _remember(step.remember)
             questions.append(question)
+        elif isinstance(step, Approve):
+            questions.append(
+                {
+                    "name": step.name,
+                    "kind": "approve",
+                    "message": step.message,
+                    "approvers": list(step.approvers),
+                    "count": step.count,
+                    "wait_s": step.wait_s,
+                    "expires_s": step.expires_s,
+                    **({"when": step.when} if step.when is not None else {}),
+                }
+            )
     return {
         "name": tool.name,
         "title": tool.title,
@@ -101,6 +114,10 @@ def _text(summary: Mapping[str, Any]) -> list[str]:
         when = f" when {question['when']}" if "when" in question else ""
         fields = ", ".join(question.get("fields", {}))
         what = f" ({fields})" if fields else ""
+        if question["kind"] == "approve":
+            who = " or ".join(question["approvers"])
+            lines.append(f"  approval: {question['name']} ({question['count']} of {who}){when}")
+            continue
         lines.append(f"  asks: {question['name']} ({question['kind']}){what}{when}")
         if "remember" in question:
             remember = question["remember"]

@@ -5,6 +5,7 @@ Pure except for the act, which it enters only when every question is answered an
 
 from host.errors import AnswerMismatch
 from host.machine.compile import compile_project
+from host.machine.gate import NO_GATE, ApprovalAsk, Decided, Gate
 from host.machine.run import Machine
 from host.machine.types import (
     NO_APPROVALS,
@@ -24,13 +25,17 @@ from host.machine.types import (
 
 __all__ = [
     "NO_APPROVALS",
+    "NO_GATE",
     "Answer",
     "AnswerMismatch",
     "Answers",
+    "ApprovalAsk",
     "Approvals",
     "Approved",
     "CallContext",
+    "Decided",
     "Ending",
+    "Gate",
     "Machine",
     "NeedInput",
     "Once",

@@ -10,14 +10,28 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from host.machine.approve import DEFAULT_APPROVE_ENDINGS, ApproveStep
 from host.machine.bind import Handler, load_handler
 from host.machine.definition import definition_digest
 from host.machine.forms import Form, confirm_form
-from host.machine.keys import KeyFunction, names_key, template_key
+from host.machine.keys import names_key, template_key
 from host.machine.remember import Remember
 from host.machine.run import Ending, Machine, QuestionStep, ReadStep
 from host.machine.timing import DEFAULT_ACT_S, DEFAULT_READ_S
-from host.spec.model import Act, Ask, Confirm, Project, Read, Returns, Timeouts, Tool
+from host.spec.model import (
+    Act,
+    Approve,
+    Ask,
+    Confirm,
+    Project,
+    Read,
+    Returns,
+    Timeouts,
+    Tool,
+)
+from host.spec.model import (
+    Remember as WrittenRemember,
+)
 from host.spec.templates import (
     Renderer,
     compile_expression,
@@ -81,7 +95,7 @@ def compile_tool(
         host.machine.bind.HandlerImportError: a handler could not be imported.
     """
     loaded = {} if loaded is None else loaded
-    steps: list[ReadStep | QuestionStep] = []
+    steps: list[ReadStep | QuestionStep | ApproveStep] = []
     act = None
     returns: Returns = "value"
     act_limit = timeouts.act_s or DEFAULT_ACT_S
@@ -94,6 +108,8 @@ def compile_tool(
             steps.append(ReadStep(step.name, handler, missing, deps, limit))
         elif isinstance(step, Ask | Confirm):
             steps.append(_question(step))
+        elif isinstance(step, Approve):
+            steps.append(_approve(step))
         elif isinstance(step, Act):
             act = _handler(handlers_dir, step.call, loaded)
             returns = step.returns
@@ -129,6 +145,49 @@ def _handler(handlers_dir: Path, call: str, loaded: dict[str, Handler]) -> Handl
     return handler
 
 
+def _remember(written: WrittenRemember) -> tuple[Remember, set[str]]:
+    """The compiled policy, and the names its key reads."""
+    key = written.key
+    if isinstance(key, str):
+        return Remember(written.for_s, template_key(key)), names(key)
+    if key is not None:
+        return Remember(written.for_s, names_key(key)), set(key)
+    return Remember(written.for_s, None), set()
+
+
+def _approve(step: Approve) -> ApproveStep:
+    deps = names(step.message)
+    endings: dict[Ending, Renderer] = {}
+    written: dict[Ending, Any] = {"rejected": step.rejected, "expired": step.expired}
+    for ending, value in written.items():
+        if value is None:
+            value = DEFAULT_APPROVE_ENDINGS[ending].format(step=step.name)
+        else:
+            deps |= result_names(value) - {step.name}
+        endings[ending] = compile_result(value)
+    when = None
+    if step.when is not None:
+        when = compile_expression(step.when)
+        deps |= names(step.when, expression=True)
+    remember = None
+    if step.remember is not None:
+        remember, key_deps = _remember(step.remember)
+        deps |= key_deps
+    return ApproveStep(
+        name=step.name,
+        message=compile_text(step.message),
+        when=when,
+        approvers=step.approvers,
+        count=step.count,
+        wait_s=step.wait_s,
+        expires_s=step.expires_s,
+        endings=endings,
+        deps=frozenset(deps) - {step.name, "caller"},
+        outputs=frozenset({step.name}),
+        remember=remember,
+    )
+
+
 def _question(step: Ask | Confirm) -> QuestionStep:
     if isinstance(step, Confirm):
         fields = confirm_form(step.label)
@@ -155,13 +214,8 @@ def _question(step: Ask | Confirm) -> QuestionStep:
         deps |= names(step.when, expression=True)
     remember = None
     if isinstance(step, Confirm) and step.remember is not None:
-        key = step.remember.key
-        made: KeyFunction | None = None
-        if isinstance(key, str):
-            made, deps = template_key(key), deps | names(key)
-        elif key is not None:
-            made, deps = names_key(key), deps | set(key)
-        remember = Remember(step.remember.for_s, made)
+        remember, key_deps = _remember(step.remember)
+        deps |= key_deps
     outputs = frozenset({step.name, *(f.name for f in fields)})
     return QuestionStep(
         name=step.name,

@@ -19,7 +19,8 @@ from typing import Any
 
 from host.errors import AnswerMismatch
 from host.machine.bind import Handler
-from host.machine.run import Machine, QuestionStep, ReadStep
+from host.machine.gate import ApprovalAsk, Decided
+from host.machine.run import ApproveStep, Machine, QuestionStep, ReadStep
 from host.machine.types import Answer, CallContext, Outcome, Question, given
 
 __all__ = ["Plan", "PlannedRound", "assumed_answer", "mismatch_text", "plan_call"]
@@ -35,6 +36,8 @@ class PlannedRound:
         reads: The reads that ran, in order, with what they returned.
         skipped: The questions whose ``when:`` was false.
         questions: The questions this round asks.
+        approvals: The approve steps the round reached: ``(name, message, approvers, count)``;
+            the plan assumes each approved.
         answers: The answer used for each of them (``assumed`` says which were made up).
     """
 
@@ -44,6 +47,7 @@ class PlannedRound:
     questions: list[Question] = field(default_factory=list)
     answers: dict[str, Answer] = field(default_factory=dict)
     assumed: set[str] = field(default_factory=set)
+    approvals: list[ApprovalAsk] = field(default_factory=list)
 
 
 @dataclass
@@ -105,7 +109,7 @@ def plan_call(
         dry = _dry(machine, current)
         with _failures() as failures:
             try:
-                result = dry.run(arguments, given(known), _context(ctx, number, reached))
+                result = dry.run(arguments, given(known), _context(ctx, number, reached, current))
             except AnswerMismatch as exc:
                 plan.failure = mismatch_text(exc)
                 return plan
@@ -128,18 +132,31 @@ def plan_call(
     return plan
 
 
-def _context(ctx: CallContext, number: int, reached: list[bool]) -> CallContext:
+def _context(
+    ctx: CallContext, number: int, reached: list[bool], plan_round: PlannedRound
+) -> CallContext:
     def once(act: Callable[[], Outcome]) -> Outcome:
         # NOTE: the whole point of a plan: note that the act was reached, never call it.
         reached.append(True)
         return Outcome.from_value("(the act would run here)")
 
-    return replace(ctx, round=number, once=once)
+    return replace(ctx, round=number, once=once, gate=_PlanGate(plan_round))
+
+
+class _PlanGate:
+    """Notes each approval the call would wait for, and assumes it given."""
+
+    def __init__(self, current: PlannedRound) -> None:
+        self.current = current
+
+    def decide(self, ask: ApprovalAsk) -> Decided:
+        self.current.approvals.append(ask)
+        return Decided("approved", "(planned)", ask.count, 0.0, ask.approvers)
 
 
 def _dry(machine: Machine, current: PlannedRound) -> Machine:
     """A copy of ``machine`` that records reads and skipped questions and cannot act."""
-    steps: list[ReadStep | QuestionStep] = []
+    steps: list[ReadStep | QuestionStep | ApproveStep] = []
     for step in machine.steps:
         if isinstance(step, ReadStep):
             steps.append(replace(step, handler=_recording(step, current)))
@@ -165,7 +182,9 @@ def _recording(step: ReadStep, current: PlannedRound) -> Handler:
     return replace(step.handler, function=read)
 
 
-def _watching(step: QuestionStep, current: PlannedRound) -> Callable[[Mapping[str, Any]], Any]:
+def _watching(
+    step: QuestionStep | ApproveStep, current: PlannedRound
+) -> Callable[[Mapping[str, Any]], Any]:
     when = step.when
     assert when is not None
 

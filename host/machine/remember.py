@@ -79,6 +79,12 @@ class Approving:
         """The user ticked the confirm ``name`` in this call."""
         self._passed.append((Approved(name, False, key), remember.for_s if remember else 0.0))
 
+    def passed(
+        self, name: str, remember: Remember | None, key: str | None, *, remembered: bool
+    ) -> None:
+        """An approve step went past: approved now, or remembered from an earlier approval."""
+        self._passed.append((Approved(name, remembered, key), remember.for_s if remember else 0.0))
+
     def keep(self) -> None:
         """Keep the yeses given in this call to confirms that remember (the act comes next)."""
         for given, for_s in self._passed:

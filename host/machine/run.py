@@ -14,10 +14,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from host import ids
-from host.errors import AnswerMismatch, ContentError, StoreError, ToolError
+from host.errors import AnswerMismatch, ContentError, ProtocolError, StoreError, ToolError
+from host.machine.approve import ApproveStep, bind_approved, ended, pending, spent
 from host.machine.bind import Handler
 from host.machine.content import content_blocks
 from host.machine.forms import Form
+from host.machine.gate import Decided
 from host.machine.remember import Approving, Remember
 from host.machine.schemas import SchemaCheck
 from host.machine.timing import DEFAULT_ACT_S, DEFAULT_READ_S, RUNNER, HandlerTimeout
@@ -33,7 +35,7 @@ from host.machine.types import (
 from host.spec.model import Returns
 from host.spec.templates import Renderer
 
-__all__ = ["Ending", "Machine", "QuestionStep", "ReadStep"]
+__all__ = ["ApproveStep", "Ending", "Machine", "QuestionStep", "ReadStep"]
 
 log = logging.getLogger("host.machine")
 
@@ -76,7 +78,9 @@ class Machine:
 
     Attributes:
         asks: True when some step can ask the user a question.
-        remembers: True when some confirm remembers a yes (``remember:``).
+        remembers: True when some confirm or approve remembers a yes (``remember:``).
+        approves: True when some step asks another person's approval (``approve``).
+        definition: The tool's definition as text (:mod:`host.machine.definition`).
         scopes: Every scope a caller needs to call it (the server's and the tool's own).
         act_timeout_s: How long a caller waits for the act; past it the act goes on running.
         audit_redact: Input and form fields the audit trail stores as ``"[redacted]"``.
@@ -93,7 +97,7 @@ class Machine:
         name: str,
         description: str,
         input_schema: dict[str, Any],
-        steps: tuple[ReadStep | QuestionStep, ...],
+        steps: tuple[ReadStep | QuestionStep | ApproveStep, ...],
         act: Handler | None,
         title: str | None = None,
         output_schema: dict[str, Any] | None = None,
@@ -124,7 +128,10 @@ class Machine:
         self.act = act
         self.returns = returns
         self.asks = any(isinstance(s, QuestionStep) for s in steps)
-        self.remembers = any(isinstance(s, QuestionStep) and s.remember for s in steps)
+        self.remembers = any(
+            isinstance(s, QuestionStep | ApproveStep) and s.remember for s in steps
+        )
+        self.approves = any(isinstance(s, ApproveStep) for s in steps)
         self._form_fields = {
             s.name: frozenset(s.form.schema["properties"])
             for s in steps
@@ -195,11 +202,12 @@ class Machine:
             AnswerMismatch: an accepted answer does not fit its form.
             StoreError: ``ctx.once`` could not claim the act (the store is down or refuses
                 writes): no handler failed and nothing was done, so it is not an incident here.
+            ProtocolError: ``ctx.gate`` refused the call (a per-caller limit).
         """
         scope = self.arguments(arguments)
         try:
             return self._run(scope, answers, ctx)
-        except (AnswerMismatch, StoreError):
+        except (AnswerMismatch, StoreError, ProtocolError):
             raise
         except ToolError as exc:
             return Outcome.error(exc.message)
@@ -211,11 +219,24 @@ class Machine:
     ) -> NeedInput | Outcome:
         blocked: set[str] = set()
         pending: list[Question] = []
-        # NOTE: the inputs as called are copied only for a tool with a default approval key.
-        approving = Approving(ctx, dict(scope) if self.remembers else scope)
+        # NOTE: the inputs as called are copied only for a tool with a default approval key, or
+        # one whose approvers see them.
+        inputs = dict(scope) if self.remembers or self.approves else scope
+        approving = Approving(ctx, inputs)
+        approval: Decided | None = None
+        scope.setdefault("caller", ctx.principal)
         for step in self.steps:
             if not step.deps.isdisjoint(blocked):
                 blocked |= {step.name} if isinstance(step, ReadStep) else step.outputs
+                continue
+            if isinstance(step, ApproveStep):
+                if pending:  # NOTE: approvers decide on the whole request, every answer in it
+                    blocked |= step.outputs
+                    continue
+                passed = self._approve(step, scope, inputs, approving, ctx)
+                if isinstance(passed, Outcome):
+                    return replace(passed, approvals=approving.used)
+                approval = passed or approval
                 continue
             if isinstance(step, ReadStep):
                 value = self._read(step, scope, ctx)
@@ -248,6 +269,8 @@ class Machine:
             outcome = self._read_result(scope, ctx)
         else:
             outcome = ctx.once(lambda: self._act(scope, ctx, act))
+        if approval is not None:
+            outcome = replace(outcome, approval=approval)
         return replace(outcome, approvals=approving.used) if approving.used else outcome
 
     def _read_result(self, scope: Mapping[str, Any], ctx: CallContext) -> Outcome:
@@ -257,6 +280,39 @@ class Machine:
         else:
             value = scope.get(self._last_read) if self._last_read is not None else None
         return self._checked(Outcome.from_value(value), ctx)
+
+    def _approve(
+        self,
+        step: ApproveStep,
+        scope: dict[str, Any],
+        inputs: Mapping[str, Any],
+        approving: Approving,
+        ctx: CallContext,
+    ) -> Outcome | Decided | None:
+        """The outcome the call ends with at an approve step, or the approval it goes on with
+        (None: skipped by ``when``, or remembered)."""
+        if step.when is not None and not step.when(scope):
+            return None
+        key = approving.key(step.remember, scope)
+        if key is not None and ctx.approvals.remembered(step.name, key):
+            bind_approved(step, None, scope)
+            approving.passed(step.name, step.remember, key, remembered=True)
+            return None
+        answers = {
+            s.name: scope[s.name]
+            for s in self.steps
+            if isinstance(s, QuestionStep) and isinstance(scope.get(s.name), Mapping)
+        }
+        decided = ctx.gate.decide(step.ask(scope, inputs, answers))
+        if decided.status == "pending":
+            return pending(self.name, decided, ctx)
+        if decided.status == "spent":
+            return spent(self.name, decided)
+        if decided.status != "approved":
+            return ended(step, decided, scope)
+        bind_approved(step, decided, scope)
+        approving.passed(step.name, step.remember, key, remembered=False)
+        return decided
 
     def _read(self, step: ReadStep, scope: Mapping[str, Any], ctx: CallContext) -> Any:
         """A read's value, if it comes within the read's time limit.

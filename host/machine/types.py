@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from host.machine.gate import NO_GATE, Decided, Gate
+
 __all__ = [
     "NO_APPROVALS",
     "Answer",
@@ -37,8 +39,9 @@ __all__ = [
 Answer = Mapping[str, Any]
 """One answer as the client sent it: ``{"action": ..., "content": {...}}``."""
 
-Ending = Literal["declined", "cancelled", "unticked"]
-"""How a call ends when the user does not agree: a question declined, dismissed, or unticked."""
+Ending = Literal["declined", "cancelled", "unticked", "rejected", "expired"]
+"""How a call ends when someone does not agree: a question declined, dismissed, or unticked by
+the user, or an approval request rejected by an approver or left undecided until it expired."""
 
 
 @dataclass(frozen=True)
@@ -157,6 +160,8 @@ class Outcome:
         ending: How the user ended the call without the act, when they did.
         approvals: The confirms the call went past, asked or remembered (for the audit
             trail; a replayed record has none).
+        approval: The approval request the call went through or waits for, if any.
+        meta: ``_meta`` of the result, for programs (the pending approval's ``host/approval``).
     """
 
     content: list[dict[str, Any]]
@@ -167,6 +172,8 @@ class Outcome:
     replayed: bool = False
     ending: Ending | None = None
     approvals: tuple[Approved, ...] = ()
+    approval: Decided | None = None
+    meta: Mapping[str, Any] | None = None
 
     @classmethod
     def from_value(cls, value: Any, *, acted: bool = False) -> Outcome:
@@ -191,6 +198,8 @@ class Outcome:
             result["structuredContent"] = self.structured
         if self.is_error:
             result["isError"] = True
+        if self.meta:
+            result["_meta"] = dict(self.meta)
         return result
 
     def to_json(self) -> str:
@@ -238,6 +247,8 @@ class CallContext:
             for progress and can receive it; None makes :meth:`progress` a no-op.
         approvals: Where confirms with ``remember:`` find and keep a yes (the store's, bound to
             this principal and tool, when serving).
+        gate: Where ``approve`` steps find or make their approval requests (the store's, bound
+            to this caller, tool and definition, when serving).
     """
 
     principal: str = "anonymous"
@@ -250,6 +261,7 @@ class CallContext:
     once: Once = act_directly
     report: ProgressSink | None = None
     approvals: Approvals = NO_APPROVALS
+    gate: Gate = NO_GATE
 
     def progress(
         self, progress: float, total: float | None = None, message: str | None = None

@@ -16,8 +16,10 @@ Which round's word is kept, for a call whose final round runs more than once:
 * an act whose worker died before anything was recorded is written by the first retry that
   learns it: ``incident``, ``acted`` true;
 * a call that never ends (its client never sends the answers, a legacy question times out, the
-  arguments do not fit the schema, the caller lacks a scope) writes no record: no step of it
-  ran past its questions.
+  arguments do not fit the schema) writes no record: no step of it ran past its questions;
+* a request refused for its credentials (401: no valid token; 403: a scope missing) writes a
+  record of outcome ``refused``, so a review sees attempts as well as acts: the principal when
+  known (``(unauthenticated)`` otherwise), the tool when named, never arguments.
 
 Records are written off the request path (:class:`host.observers.batches.Batches`): each worker
 process gathers the records of the calls that ended in the last few milliseconds and writes them
@@ -46,9 +48,11 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from host import ids
 from host.errors import StoreError
+from host.machine import Decided
 from host.observers.batches import Batches
-from host.protocol.events import Round
+from host.protocol.events import Refusal, Round
 from host.store import Store
 from host.store.records import ACTED, ENDED, AuditRecord, approval_id, call_id
 
@@ -74,10 +78,15 @@ def outcome_of(event: Round) -> str:
     ``declined``, ``cancelled`` or ``unticked`` when the user ended it so; ``acted`` when it
     finished without a tool error (``read`` for a read-only tool: it has no act);
     ``incident`` for an internal failure or an act whose outcome is unknown (each has an
-    incident id); ``error`` for any other tool error or refusal.
+    incident id); ``error`` for any other tool error or refusal; ``rejected`` or ``expired``
+    when its approval request ended so, ``pending`` when the call stopped waiting for one.
     """
     if event.ending:
         return event.ending
+    if event.method == "refused":
+        return "refused"
+    if event.approval is not None and event.approval.status in ("pending", "spent"):
+        return event.approval.status
     if event.outcome == "complete":
         return "read" if event.read_only else "acted"
     if event.incident:
@@ -101,6 +110,8 @@ def audit_record(event: Round, now: float) -> AuditRecord:
         if given.key is not None:
             used["approval"] = approval_id(event.principal, event.tool, given.question, given.key)
         approvals.append(used)
+    if event.approval is not None:
+        approvals.append(_request(event.approval))
     started = event.call_started
     return AuditRecord(
         call_id(event.nonce),
@@ -117,6 +128,18 @@ def audit_record(event: Round, now: float) -> AuditRecord:
         code=event.code,
         note=LATE_CANCEL if event.late_cancel else None,
     )
+
+
+def _request(decided: Decided) -> dict[str, Any]:
+    """What the audit trail keeps of an approval request: its id, approvers and decisions."""
+    return {
+        "request": decided.request,
+        "via": "approvers",
+        "status": "approved" if decided.status == "approved" else decided.status,
+        "needed": decided.needed,
+        "approved_by": list(decided.approved_by),
+        "decisions": [dict(d) for d in decided.decisions],
+    }
 
 
 def _redacted(values: Mapping[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
@@ -169,6 +192,20 @@ class AuditObserver:
         """Queue the call's record if this round ended it; nothing otherwise."""
         if event.ends:
             self._batches.put((event, time.time()))
+
+    def refused(self, event: Refusal) -> None:
+        """Queue the record of a request refused for its credentials (401, 403)."""
+        if event.kind not in ("unauthenticated", "forbidden"):
+            return
+        code = 401 if event.kind == "unauthenticated" else 403
+        principal = event.principal or "(unauthenticated)"
+        now = time.time()
+        ended = Round(
+            event.tool or "", 0, principal, time.monotonic(),
+            outcome="rejected", code=code, method="refused", nonce=ids.token(16), ends=True,
+            call_started=now,
+        )  # fmt: skip
+        self._batches.put((ended, now))
 
     def flush(self, timeout_s: float = 10.0) -> bool:
         """Wait until every record queued so far is written (or given up); False on timeout."""

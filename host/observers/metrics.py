@@ -16,6 +16,11 @@ conventions have nothing for the rest, so they are the host's own, ``host_*``:
 ``host_replays_total``                    final rounds answered from an act's record, by ``tool``
 ``host_rejected_states_total``            ``requestState`` values that did not open, by ``reason``
 ``host_auth_failures_total``              requests refused 401 or 403, by ``status`` and ``reason``
+``host_approval_requests_total``          approval requests opened, by ``tool``
+``host_approval_pending_total``           calls that stopped waiting with their request pending,
+                                          by ``tool``
+``host_approval_decisions_total``         approvers' decisions, by ``tool`` and ``verdict``
+``host_approval_decide_seconds``          from a request to its deciding decision, by ``tool``
 ========================================  =========================================================
 
 Labels only ever hold the server's own tool names and fixed words, never client input, so the
@@ -46,10 +51,14 @@ from prometheus_client import (
 
 from host.observers import metric_files
 from host.protocol.events import Refusal, Round
+from host.store.requests import ApprovalRequest
 
 __all__ = ["DURATION_BUCKETS", "MULTIPROC_DIR", "MetricsObserver"]
 
 log = logging.getLogger("host.metrics")
+
+#: Bucket boundaries of the time approvers take to decide, in seconds (a minute to a week).
+DECIDE_BUCKETS = (5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 86400, 7 * 86400)
 
 #: The environment variable that puts prometheus-client in multiprocess mode.
 MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
@@ -109,6 +118,41 @@ class MetricsObserver:
             registry=r,
         )
 
+        self.approval_requests = Counter(
+            "host_approval_requests", "Approval requests opened", ["tool"], registry=r
+        )
+        self.approval_pending = Counter(
+            "host_approval_pending",
+            "Calls that stopped waiting while their approval request was pending",
+            ["tool"],
+            registry=r,
+        )
+        self.approval_decisions = Counter(
+            "host_approval_decisions", "Approvers' decisions", ["tool", "verdict"], registry=r
+        )
+        self.approval_decide = Histogram(
+            "host_approval_decide",
+            "Time from an approval request to the decision that settled it",
+            ["tool"],
+            unit="seconds",
+            buckets=DECIDE_BUCKETS,
+            registry=r,
+        )
+
+    def approval_opened(self, request: ApprovalRequest) -> None:
+        """Count one approval request opened."""
+        self._child(self.approval_requests, request.tool).inc()
+
+    def approval_decided(self, status: str, request: ApprovalRequest) -> None:
+        """Count one decision; time the request if the decision settled it."""
+        last = request.decisions[-1] if request.decisions else None
+        if last is None:
+            return
+        self._child(self.approval_decisions, request.tool, last.verdict).inc()
+        if status in ("approved", "rejected"):
+            took = max(0.0, last.at - request.created)
+            self._child(self.approval_decide, request.tool).observe(took)
+
     def round_ended(self, event: Round) -> None:
         """Count one round (unless this process's metrics could not be written)."""
         if self.broken is None:
@@ -129,6 +173,8 @@ class MetricsObserver:
             child(self.acts, tool).inc()
         if event.replayed:
             child(self.replays, tool).inc()
+        if event.approval is not None and event.approval.status == "pending":
+            child(self.approval_pending, tool).inc()
 
     def _child(self, metric: Any, *labels: str) -> Any:
         """``metric.labels(*labels)``, looked up once per label set.

@@ -10,7 +10,7 @@ from host.auth import INSTALL_HINT, Authenticator, AuthSettingsError
 from host.auth.browser_settings import BrowserSettings
 from host.pages.inbox import HistoryResource, InboxResource, RequestResource
 from host.pages.render import Pages, secure_headers
-from host.pages.service import ApprovalsService
+from host.pages.service import Inbox
 from host.pages.session import Sessions
 from host.pages.signin import (
     CALLBACK,
@@ -54,7 +54,7 @@ class NotFoundSink:
 def mount_pages(
     app: falcon.App[falcon.Request, falcon.Response],
     authenticator: Authenticator,
-    service: ApprovalsService,
+    service: Inbox,
     keys: tuple[str, ...],
     settings: BrowserSettings,
 ) -> None:

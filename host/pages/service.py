@@ -1,4 +1,4 @@
-"""What the inbox pages ask of the approvals core: :class:`ApprovalsService`, and what it answers.
+"""What the inbox pages ask of the approvals core: an :class:`Inbox`, and what it answers.
 
 The pages depend on this interface only; the approvals core implements it (and the app is given
 one), so the core never imports the pages.
@@ -6,66 +6,25 @@ one), so the core never imports the pages.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
+from host.approvals.inbox import Decision, InboxRequest
 from host.auth import Identity
+from host.errors import Conflict, Forbidden, NotFound
 
 __all__ = [
-    "NO_APPROVALS",
-    "ApprovalsService",
+    "EMPTY_INBOX",
     "Conflict",
     "Decision",
+    "EmptyInbox",
     "Forbidden",
+    "Inbox",
     "InboxRequest",
-    "NoApprovals",
     "NotFound",
 ]
 
 
-class NotFound(Exception):
-    """No such request, or none this person may see."""
-
-
-class Forbidden(Exception):
-    """This person may not decide this request (they made it, or hold no approver scope)."""
-
-
-class Conflict(Exception):
-    """The request is no longer pending (decided, expired or voided)."""
-
-
-@dataclass(frozen=True)
-class Decision:
-    """One approver's verdict on a request."""
-
-    principal: str
-    verdict: str  # "approve" | "reject"
-    reason: str
-    at: float
-
-
-@dataclass(frozen=True)
-class InboxRequest:
-    """An approval request as an approver sees it: arguments and answers already redacted."""
-
-    id: str
-    tool: str
-    title: str
-    caller: str
-    message: str
-    arguments: Mapping[str, Any]
-    answers: Mapping[str, Any]
-    status: str  # "pending" | "approved" | "rejected" | "expired" | "voided"
-    needed: int
-    approved_by: tuple[str, ...]
-    decisions: tuple[Decision, ...]
-    created: float
-    expires: float
-
-
-class ApprovalsService(Protocol):
+class Inbox(Protocol):
     """The approval requests, as the person signed in may see and decide them."""
 
     def decidable(self, who: Identity) -> list[InboxRequest]:
@@ -85,7 +44,7 @@ class ApprovalsService(Protocol):
         ...
 
 
-class NoApprovals:
+class EmptyInbox:
     """The service of a host whose specs ask nobody for approval: nothing to decide."""
 
     def decidable(self, who: Identity) -> list[InboxRequest]:
@@ -105,4 +64,4 @@ class NoApprovals:
         raise NotFound(request_id)
 
 
-NO_APPROVALS: ApprovalsService = NoApprovals()
+EMPTY_INBOX: Inbox = EmptyInbox()

@@ -14,7 +14,7 @@ import falcon
 from host.auth import Authenticator
 from host.auth.browser import OidcSignIn
 from host.pages.render import Pages
-from host.pages.service import ApprovalsService
+from host.pages.service import Inbox
 from host.pages.session import Session, Sessions
 
 __all__ = ["Site", "guarded", "safe_next"]
@@ -63,7 +63,7 @@ class Site:
 
     pages: Pages
     sessions: Sessions
-    service: ApprovalsService
+    service: Inbox
     authenticator: Authenticator
     oidc: OidcSignIn | None
     public_url: str | None

@@ -41,6 +41,7 @@ from host.protocol.events import (
     Round,
     notify_refused,
 )
+from host.protocol.gate import Opened
 from host.protocol.legacy.era import LegacyProtocol
 from host.protocol.legacy.sessions import LegacyOptions, SessionSealer
 from host.protocol.modern.era import ModernProtocol
@@ -96,6 +97,8 @@ def make_endpoint(
     legacy: LegacyOptions | None = None,
     observers: Sequence[Observer] = (LogObserver(),),
     elicitation: Elicitation | None = None,
+    pending_limit: int | None = 20,
+    approval_opened: Opened | None = None,
 ) -> Endpoint:
     """An endpoint serving ``machines`` as ``server``, in every revision the host speaks.
 
@@ -110,6 +113,8 @@ def make_endpoint(
         observers: Told about every round of every call (the log line by default), and
             those that want them about refused requests.
         elicitation: Whether tools may ask (by default what ``server`` says).
+        pending_limit: The most approval requests one authenticated caller may have pending.
+        approval_opened: Told about each approval request a call opens (the webhook).
     """
     # NOTE: an act's record must outlive every state that can still ask for it.
     host = ToolHost(
@@ -120,6 +125,8 @@ def make_endpoint(
         act_ttl_s=state_ttl_s + 60,
         observers=observers,
         elicitation=elicitation,
+        pending_limit=pending_limit,
+        approval_opened=approval_opened,
     )
     options = legacy or LegacyOptions()
     old = LegacyProtocol(

@@ -21,6 +21,7 @@ from host.auth import missing_scopes
 from host.errors import AnswerMismatch, ProtocolError, ScopeError
 from host.machine import (
     NO_APPROVALS,
+    NO_GATE,
     CallContext,
     Ending,
     Machine,
@@ -37,6 +38,7 @@ from host.protocol.context import RequestContext
 from host.protocol.digests import digest
 from host.protocol.elicitation import ELICITATION_DISABLED_MESSAGE, Elicitation
 from host.protocol.events import LogObserver, Observer, Refusal, Round, notify, notify_refused
+from host.protocol.gate import Opened, StoreGate
 from host.protocol.jsonrpc import ELICITATION_DISABLED, INVALID_PARAMS, MISSING_CAPABILITY, error
 from host.protocol.messages import LogForward
 from host.spec.model import Server
@@ -137,6 +139,8 @@ class ToolHost:
         observers: Told about every round (the log line by default).
         elicitation: Whether tools may ask; by default what the server spec says
             (:meth:`Elicitation.decide`). The assembly decides it with the deployment's switch.
+        pending_limit: The most approval requests one authenticated caller may have pending.
+        approval_opened: Told about each approval request a call opens (the webhook).
     """
 
     def __init__(
@@ -149,8 +153,12 @@ class ToolHost:
         act_ttl_s: float = 660.0,
         observers: Sequence[Observer] = (LogObserver(),),
         elicitation: Elicitation | None = None,
+        pending_limit: int | None = 20,
+        approval_opened: Opened | None = None,
     ) -> None:
         self.server = server
+        self.pending_limit = pending_limit
+        self.approval_opened = approval_opened
         self.machines = dict(machines)
         self.store = store
         self.acts = Acts(store, act_ttl_s)
@@ -205,7 +213,10 @@ class ToolHost:
                     "missing": missing,
                 },
             )
-            notify_refused(self.observers, Refusal("forbidden", "insufficient_scope", machine.name))
+            notify_refused(
+                self.observers,
+                Refusal("forbidden", "insufficient_scope", machine.name, request.principal),
+            )
             raise ScopeError(tuple(sorted(machine.scopes)), tuple(missing))
         return machine
 
@@ -324,6 +335,7 @@ class ToolHost:
         event.ends = True
         event.call_answers = ledger.answers()
         event.approvals = outcome.approvals
+        event.approval = outcome.approval
         return Finished(outcome)
 
     def _context(self, call: Call, ledger: Ledger) -> CallContext:
@@ -353,6 +365,18 @@ class ToolHost:
                 if call.machine.remembers
                 else NO_APPROVALS
             ),
+            gate=self._gate(call, ledger) if call.machine.approves else NO_GATE,
+        )
+
+    def _gate(self, call: Call, ledger: Ledger) -> StoreGate:
+        return StoreGate(
+            self.store,
+            call.machine,
+            call.request.principal,
+            ledger.nonce,
+            progress=call.progress,
+            limit=self.pending_limit,
+            opened=self.approval_opened,
         )
 
 

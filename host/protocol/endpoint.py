@@ -167,7 +167,8 @@ class Endpoint:
             # NOTE: a notification gets no response, but over HTTP its error status carries a
             # JSON-RPC error with a null id, so the client can read why (stdio drops it).
             error_body = failure(request_id, exc)
-            return Reply(exc.http_status, error_body, scopes=scopes)
+            headers = {"Retry-After": str(RETRY_AFTER_S)} if exc.http_status == 429 else {}
+            return Reply(exc.http_status, error_body, headers, scopes=scopes)
         except StoreError as exc:
             return _unavailable(message.method, request_id, exc)
         except Exception:

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from host.machine import Approved
+from host.machine import Approved, Decided
 
 __all__ = [
     "LogObserver",
@@ -78,6 +78,7 @@ class Round:
         approvals: When the round ends the call, the confirms it went past.
         read_only: The tool has no act: a call that completes is audited as ``read``.
         late_cancel: The client cancelled the call while its act ran (the act went on).
+        approval: The approval request the call went through, or stopped at.
     """
 
     tool: str
@@ -106,6 +107,7 @@ class Round:
     approvals: tuple[Approved, ...] = ()
     read_only: bool = False
     late_cancel: bool = False
+    approval: Decided | None = None
 
 
 RefusalKind = Literal["unauthenticated", "forbidden", "state"]
@@ -121,11 +123,13 @@ class Refusal:
         reason: Why, in a few fixed words (never client input): ``invalid_token``,
             ``insufficient_scope``, ``expired``, ``bad signature or encoding``, ...
         tool: The tool the request named, when it is one of the server's.
+        principal: Who was refused, when known (a scope refusal; not a bad token).
     """
 
     kind: RefusalKind
     reason: str
     tool: str | None = None
+    principal: str | None = None
 
 
 class Observer(Protocol):

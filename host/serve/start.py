@@ -29,11 +29,11 @@ from host.settings import Settings
 from host.spec.check import check_project
 from host.spec.durations import parse_duration
 from host.spec.import_check import DEFAULT_TIME_LIMIT_S
-from host.spec.model import Confirm, Project
+from host.spec.model import Approve, Confirm, Project
 from host.spec.paths import default_handlers_dir
 from host.spec.report import format_diagnostics
 from host.store import open_store, private_dir, require_durable
-from host.web.app import UNPROTECTED
+from host.web.app import NO_APPROVERS, UNPROTECTED
 
 #: Connections a worker accepts beyond its threads: kept-alive ones waiting for their next request.
 CONNECTIONS_OVER_THREADS = 1000
@@ -134,6 +134,14 @@ def unprotected(settings: Settings, scopes: Iterable[str]) -> str | None:
     """Why specs naming ``scopes`` cannot be served with ``settings`` (no auth), or None."""
     if scopes and not settings.auth.enabled:
         return UNPROTECTED.format(scopes=", ".join(sorted(set(scopes))))
+    return None
+
+
+def no_approvers(settings: Settings, project: Project) -> str | None:
+    """Why specs with ``approve`` steps cannot be served with ``settings`` (no auth), or None."""
+    tools = [t.name for t in project.tools if any(isinstance(s, Approve) for s in t.steps)]
+    if tools and not settings.auth.enabled:
+        return NO_APPROVERS.format(tools=", ".join(tools))
     return None
 
 
@@ -253,7 +261,7 @@ def _loaded_specs(
     specs = Specs(
         options.specs.resolve(),
         handlers.resolve(),
-        lambda project: unprotected(settings, project.scopes),
+        lambda project: unprotected(settings, project.scopes) or no_approvers(settings, project),
         limit,
     )
     loaded = specs.load()

@@ -6,12 +6,14 @@ document's :class:`~host.spec.yaml.Locs`, implied defaults (``type: object``) ma
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from host.spec.durations import DurationError, parse_duration
 from host.spec.model import (
     Act,
+    Approve,
     Ask,
     Confirm,
     Example,
@@ -26,7 +28,9 @@ from host.spec.model import (
 )
 from host.spec.yaml import Document, Locs
 
-__all__ = ["ToolDoc", "build_server", "build_tool", "seconds"]
+__all__ = ["ToolDoc", "build_server", "build_tool", "is_zero", "seconds"]
+
+_ZERO = re.compile(r"^\s*0+(?:\.0+)?(?:ms|s|m|h|d)\s*$")
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,11 @@ def seconds(value: Any) -> float | None:
         return parse_duration(value)
     except DurationError:
         return None
+
+
+def is_zero(value: Any) -> bool:
+    """Whether a written duration is zero (``0s``): allowed where waiting is optional."""
+    return isinstance(value, str) and _ZERO.match(value) is not None
 
 
 def build_tool(doc: Document) -> ToolDoc:
@@ -137,7 +146,27 @@ def _step(step: dict[str, Any], path: tuple[str | int, ...], locs: Locs) -> Step
             pos=pos,
             remember=_remember(step.get("remember"), locs.value((*path, "remember"))),
         )
+    if "approve" in step:
+        return _approve(step, path, locs)
     return Act(step["act"], pos, step.get("returns", "value"), seconds(step.get("timeout")))
+
+
+def _approve(step: dict[str, Any], path: tuple[str | int, ...], locs: Locs) -> Approve:
+    wait = 0.0 if is_zero(step.get("wait")) else seconds(step.get("wait"))
+    expires = seconds(step.get("expires"))
+    return Approve(
+        name=step["approve"],
+        message=step["message"],
+        approvers=tuple(step["approvers"]),
+        count=int(step.get("count", 1)),
+        wait_s=60.0 if wait is None else wait,
+        expires_s=3600.0 if expires is None else expires,
+        when=step.get("when"),
+        rejected=step.get("rejected"),
+        expired=step.get("expired"),
+        pos=locs.value(path),
+        remember=_remember(step.get("remember"), locs.value((*path, "remember"))),
+    )
 
 
 def _remember(written: dict[str, Any] | None, pos: Pos) -> Remember | None:

@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 __all__ = [
+    "APPROVE_EXPIRES_MAX_S",
     "FALLBACK_TOOL",
     "REMEMBER_MAX_S",
     "STEP_KINDS",
     "Act",
+    "Approve",
     "Ask",
     "Confirm",
     "Example",
@@ -163,6 +165,36 @@ class Confirm:
     remember: Remember | None = None
 
 
+#: The longest an approval request can wait for its decision.
+APPROVE_EXPIRES_MAX_S = 7 * 86400.0
+
+
+@dataclass(frozen=True)
+class Approve:
+    """``approve: NAME``: another person's yes, asked of approvers rather than of the caller.
+
+    Attributes:
+        approvers: Scopes; an approver holds one of them (hierarchical on ``:``).
+        count: How many distinct approvers must say yes.
+        wait_s: How long one call waits for the decision (0: it never waits).
+        expires_s: How long the request can be decided.
+        rejected: The RESULT template when an approver says no (None: a default text).
+        expired: The RESULT template when nobody decides in time (None: a default text).
+    """
+
+    name: str
+    message: str
+    approvers: tuple[str, ...]
+    count: int = 1
+    wait_s: float = 60.0
+    expires_s: float = 3600.0
+    when: str | None = None
+    rejected: Any = None
+    expired: Any = None
+    pos: Pos = NOWHERE
+    remember: Remember | None = None
+
+
 Returns = Literal["value", "content"]
 """What an act's handler returns: a value (text or structured) or a list of MCP content blocks."""
 
@@ -183,10 +215,10 @@ class Act:
     timeout_s: float | None = None
 
 
-Step = Read | Ask | Confirm | Act
+Step = Read | Ask | Confirm | Approve | Act
 
 #: The keys a step starts with, one per kind, in the order the language lists them.
-STEP_KINDS = ("read", "ask", "confirm", "act")
+STEP_KINDS = ("read", "ask", "confirm", "approve", "act")
 
 
 @dataclass(frozen=True)

@@ -142,6 +142,14 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
         "Set `HOST_AUTH_ISSUER` and `HOST_AUTH_AUDIENCE`, or `HOST_AUTH_TOKENS`, where the host "
         "runs (see Securing the host); or remove the scopes.",
     ),
+    (
+        "approve-unprotected",
+        "warning",
+        "A tool has an `approve` step, but the environment sets no auth: nobody could sign in "
+        "to decide, and `host serve` refuses to start.",
+        "Set `HOST_AUTH_ISSUER` and `HOST_AUTH_AUDIENCE`, or `HOST_AUTH_TOKENS`, where the host "
+        "runs (see Securing the host).",
+    ),
     # Input and output.
     (
         "json-schema",

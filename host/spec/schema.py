@@ -171,6 +171,31 @@ def _steps() -> dict[str, Any]:
             "cancelled": _RESULT,
         },
     }
+    remember: dict[str, Any] = {
+        "type": "object",
+        "required": ["for"],
+        "additionalProperties": False,
+        "description": "Keep a yes for this caller, tool and key, and do not ask again.",
+        "properties": {
+            "for": _duration("How long a yes is kept (at most 30d)."),
+            "key": {
+                "description": (
+                    "What the yes is about: names in scope, like `[service, env]`, or "
+                    "a template like `{{ service }}/{{ env }}` (default: the call's "
+                    "arguments)."
+                ),
+                "anyOf": [
+                    {"type": "string"},
+                    {
+                        "type": "array",
+                        "minItems": 1,
+                        "uniqueItems": True,
+                        "items": {"type": "string", "pattern": IDENTIFIER},
+                    },
+                ],
+            },
+        },
+    }
     confirm = {
         "required": ["confirm", "message"],
         "additionalProperties": False,
@@ -182,31 +207,32 @@ def _steps() -> dict[str, Any]:
             "declined": _RESULT,
             "cancelled": _RESULT,
             "unticked": _RESULT,
-            "remember": {
-                "type": "object",
-                "required": ["for"],
-                "additionalProperties": False,
-                "description": "Keep a yes for this caller, tool and key, and do not ask again.",
-                "properties": {
-                    "for": _duration("How long a yes is kept (at most 30d)."),
-                    "key": {
-                        "description": (
-                            "What the yes is about: names in scope, like `[service, env]`, or "
-                            "a template like `{{ service }}/{{ env }}` (default: the call's "
-                            "arguments)."
-                        ),
-                        "anyOf": [
-                            {"type": "string"},
-                            {
-                                "type": "array",
-                                "minItems": 1,
-                                "uniqueItems": True,
-                                "items": {"type": "string", "pattern": IDENTIFIER},
-                            },
-                        ],
-                    },
-                },
+            "remember": remember,
+        },
+    }
+    approve = {
+        "required": ["approve", "message", "approvers"],
+        "additionalProperties": False,
+        "properties": {
+            "approve": _name(
+                "Another person's yes; after it `NAME.approved_by`, `NAME.reason`, `NAME.request`."
+            ),
+            "message": _text("What approvers read (a template)."),
+            "approvers": {
+                **_scopes("Who may decide: an approver holds one of these scopes."),
+                "minItems": 1,
             },
+            "count": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "How many distinct approvers must say yes (default 1).",
+            },
+            "wait": _duration("How long one call waits for the decision (default 1m; 0s: never)."),
+            "expires": _duration("How long the request can be decided (default 1h; at most 7d)."),
+            "when": _WHEN,
+            "rejected": _RESULT,
+            "expired": _RESULT,
+            "remember": remember,
         },
     }
     act = {
@@ -231,15 +257,16 @@ def _steps() -> dict[str, Any]:
     chain: dict[str, Any] = {}
     # NOTE: an if/else chain, not oneOf: a step is judged by its first kind key, so a typo gets
     # one 'unknown key' message instead of four 'not valid under any schema' ones.
-    for kind, body in reversed([("read", read), ("ask", ask), ("confirm", confirm), ("act", act)]):
+    kinds = [("read", read), ("ask", ask), ("confirm", confirm), ("approve", approve), ("act", act)]
+    for kind, body in reversed(kinds):
         branch: dict[str, Any] = {"if": {"required": [kind]}, "then": body}
         if chain:
             branch["else"] = chain
         chain = branch
     return {
         "type": "object",
-        "description": "One step: `read`, `ask`, `confirm` or `act`.",
-        "anyOf": [{"required": [kind]} for kind in ("read", "ask", "confirm", "act")],
+        "description": "One step: `read`, `ask`, `confirm`, `approve` or `act`.",
+        "anyOf": [{"required": [kind]} for kind, _ in kinds],
         **chain,
     }
 

@@ -1,6 +1,7 @@
 """Which names are in scope at each step of a tool, and which are sure to be defined there.
 
-Names come from input fields, earlier reads, earlier answer fields and earlier question names.
+Names come from input fields, earlier reads, earlier answer fields and earlier question names
+(and ``caller``, the principal, which the host sets at every step: see :data:`CALLER`).
 A name is *definite* when every run that reaches the step has it:
 
 - a required input, or an optional one whose schema has a ``default`` (the host fills it in);
@@ -20,12 +21,16 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from host.spec.model import Ask, Confirm, Pos, Read, Tool
+from host.spec.model import Approve, Ask, Confirm, Pos, Read, Tool
 from host.spec.yaml import Locs
 
-__all__ = ["Name", "Scopes", "fills", "maybe_fix", "maybe_reason", "scopes"]
+__all__ = ["CALLER", "Name", "Scopes", "fills", "maybe_fix", "maybe_reason", "scopes"]
 
 Origin = Literal["input", "read", "field", "question"]
+
+#: The caller's principal: the host puts it in scope at every step, so it is no entry here
+#: (templates and handlers may read it wherever an input of that name does not shadow it).
+CALLER = "caller"
 _GUARD = re.compile(r"^\s*([A-Za-z_]\w*)\s+is\s+(?:undefined|not\s+defined)\s*$")
 
 
@@ -99,7 +104,7 @@ def scopes(tool: Tool, locs: Locs) -> Scopes:
         before.append(dict(current))
         if isinstance(step, Read):
             current[step.name] = Name(step.name, "read", True, step.pos, index)
-        elif isinstance(step, Ask | Confirm):
+        elif isinstance(step, Ask | Confirm | Approve):
             current[step.name] = Name(step.name, "question", step.when is None, step.pos, index)
         if isinstance(step, Ask):
             guard = fills(step.when)

@@ -14,7 +14,10 @@ Redis, every host instance) to see the same thing:
   when its duration ends;
 * audit records (:class:`host.store.records.AuditRecord`): one per call, written by
   :meth:`Store.write_audit`, read newest first by :meth:`Store.audit_records`, and deleted past
-  the retention period by :meth:`Store.prune_audit`.
+  the retention period by :meth:`Store.prune_audit`;
+* approval requests (:class:`host.store.requests.ApprovalRequest`): opened once per binding by
+  :meth:`Store.open_request`, decided by :meth:`Store.decide_request`, spent by exactly one call
+  with :meth:`Store.spend_request`, waited for with :meth:`Store.wait_request`.
 
 Every record has a time to live. Expired records are invisible at once and deleted lazily. Act
 keys, lock names, record keys and queue keys are four separate namespaces.
@@ -22,8 +25,8 @@ keys, lock names, record keys and queue keys are four separate namespaces.
 :class:`Store` is written once: it checks every argument, runs the claim lifecycle (token, claim,
 lease, then record or lost), renews leases and waits. A backend writes only the small role
 protocols below (:class:`ActClaims`, :class:`Records`, :class:`Queues`, :class:`Approvals`,
-:class:`AuditLog`), each method one atomic step on checked arguments, and gathers them in a
-:class:`Backend`: :mod:`host.store.sqlite` and :mod:`host.store.redis`.
+:class:`AuditLog`, :class:`Requests`), each method one atomic step on checked arguments, and
+gathers them in a :class:`Backend`: :mod:`host.store.sqlite` and :mod:`host.store.redis`.
 
 **What "at most once" means.** An act claimed with :meth:`Store.claim_act` is never handed to a
 second caller while its record lives (``ttl_s``, counted from the last moment its owner was known
@@ -64,11 +67,12 @@ honest answer, and an act that must be exactly-once needs an idempotency key of 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from host.errors import StoreError
+from host.errors import Conflict, Forbidden, NotFound, StoreError
 from host.store.checks import (
     check_claim,
     check_filters,
@@ -80,10 +84,24 @@ from host.store.checks import (
 from host.store.claims import ActClaim, Lock, new_token
 from host.store.leases import LeaseKeeper
 from host.store.records import Approval, AuditRecord
+from host.store.requests import HISTORY_S, ApprovalRequest, Decision, Verdict
 from host.store.values import DEFAULT_LEASE_S, ActState, Risk
 from host.store.waiting import Watcher, poll_until, pop_waiting
 
-__all__ = ["ActClaims", "Approvals", "AuditLog", "Backend", "Queues", "Records", "Store"]
+__all__ = [
+    "ActClaims",
+    "Approvals",
+    "AuditLog",
+    "Backend",
+    "Queues",
+    "Records",
+    "Requests",
+    "Store",
+]
+
+#: How often a waiting call looks at its request again when no wake-up came (another waiter
+#: may have taken the one a decision pushed).
+_RECHECK_S = 0.5
 
 Claims = list[tuple[str, str]]
 """``(token, key)`` pairs of act claims, or ``(token, name)`` pairs of locks, to renew."""
@@ -206,6 +224,30 @@ class AuditLog(Protocol):
         ...
 
 
+class Requests(Protocol):
+    """Approval requests, by id, and the bindings identical calls find them by."""
+
+    def open(self, request: ApprovalRequest, ttl_s: float) -> ApprovalRequest:
+        """Keep ``request`` unless a live request holds its binding; the one that holds it."""
+        ...
+
+    def get(self, request_id: str) -> ApprovalRequest | None:
+        """The live request with this id, or None."""
+        ...
+
+    def swap(self, new: ApprovalRequest, ttl_s: float) -> bool:
+        """Write ``new`` over the stored version ``new.version - 1``; whether it did."""
+        ...
+
+    def release(self, binding: str, request_id: str) -> None:
+        """Free ``binding`` if the request ``request_id`` holds it."""
+        ...
+
+    def listed(self) -> list[ApprovalRequest]:
+        """Every live request, newest first."""
+        ...
+
+
 class Backend(Protocol):
     """One backend: its roles, and what it says of itself."""
 
@@ -232,6 +274,11 @@ class Backend(Protocol):
     @property
     def audit(self) -> AuditLog:
         """Audit records."""
+        ...
+
+    @property
+    def requests(self) -> Requests:
+        """Approval requests."""
         ...
 
     @property
@@ -278,6 +325,7 @@ class Store:
         self._queues = backend.queues
         self._approvals = backend.approvals
         self._audit = backend.audit
+        self._requests = backend.requests
         self._keeper = LeaseKeeper(self._renew, lease_s, repr(backend))
 
     def __repr__(self) -> str:
@@ -509,6 +557,119 @@ class Store:
         """Delete the records of calls that ended before ``before`` (Unix time); how many."""
         return self._audit.prune(before)
 
+    # -- approval requests -----------------------------------------------------------------------
+
+    def open_request(self, request: ApprovalRequest) -> ApprovalRequest:
+        """Keep ``request``, unless a live request holds its binding: then that one.
+
+        Of any number of callers opening the same binding at once, across processes, one
+        request is kept and every caller gets it.
+        """
+        return self._requests.open(request, _keep_s(request))
+
+    def request(self, request_id: str) -> ApprovalRequest | None:
+        """The request with this id, while it is kept (its expiry plus its history)."""
+        return self._requests.get(request_id)
+
+    def requests(self) -> list[ApprovalRequest]:
+        """Every request kept, newest first."""
+        return self._requests.listed()
+
+    def change_request(
+        self, request_id: str, change: Callable[[ApprovalRequest], ApprovalRequest | None]
+    ) -> ApprovalRequest | None:
+        """Apply ``change`` to the request, over the version it read, retrying on a race.
+
+        ``change`` returns the new request (one version later) or None to leave it as it is;
+        what it raises goes to the caller. Returns the request as it is afterwards, or None
+        when there is no such request.
+        """
+        while True:
+            current = self._requests.get(request_id)
+            if current is None:
+                return None
+            new = change(current)
+            if new is None:
+                return current
+            if self._requests.swap(new, _keep_s(new)):
+                return new
+
+    def decide_request(
+        self, request_id: str, principal: str, verdict: Verdict, reason: str
+    ) -> ApprovalRequest:
+        """Add one approver's decision, and wake the calls waiting for it.
+
+        Raises:
+            NotFound: No such request.
+            Forbidden: ``principal`` made the call: nobody approves their own request.
+            Conflict: The request is no longer pending, or ``principal`` decided it already.
+        """
+
+        def decide(current: ApprovalRequest) -> ApprovalRequest:
+            if principal == current.caller:
+                raise Forbidden(f"{principal} made request {request_id} and cannot decide it")
+            status = current.status(time.time())
+            if status != "pending":
+                raise Conflict(f"request {request_id} is {status}, no longer pending")
+            if any(d.principal == principal for d in current.decisions):
+                raise Conflict(f"{principal} has already decided request {request_id}")
+            return current.decided(Decision(principal, verdict, reason, time.time()))
+
+        decided = self.change_request(request_id, decide)
+        if decided is None:
+            raise NotFound(f"there is no approval request {request_id}")
+        self._queues.push(_wake_key(request_id), "decided", 60.0)
+        return decided
+
+    def spend_request(self, request_id: str, holder: str) -> bool:
+        """Spend the approved request on the call ``holder``: whether that call may act.
+
+        True for exactly one holder (and again for the same holder, a retried round); the
+        request's binding is freed, so the next identical call makes a new request.
+        """
+
+        def spend(current: ApprovalRequest) -> ApprovalRequest | None:
+            if current.status(time.time()) != "approved" or current.spent_by is not None:
+                return None
+            return current.changed(spent_by=holder, told=True)
+
+        spent = self.change_request(request_id, spend)
+        if spent is None or spent.spent_by != holder:
+            return False
+        self._requests.release(spent.binding, spent.id)
+        return True
+
+    def end_request(self, request_id: str, *, void: bool = False) -> ApprovalRequest | None:
+        """Mark a rejected or expired request told (or any open one voided), and free its
+        binding: the next identical call makes a new request. The request as it is then."""
+
+        def end(current: ApprovalRequest) -> ApprovalRequest | None:
+            if void:
+                return None if current.voided or current.spent_by else current.changed(voided=True)
+            return None if current.told else current.changed(told=True)
+
+        ended = self.change_request(request_id, end)
+        if ended is not None:
+            self._requests.release(ended.binding, ended.id)
+            if void:
+                self._queues.push(_wake_key(request_id), "voided", 60.0)
+        return ended
+
+    def wait_request(self, request_id: str, timeout_s: float) -> ApprovalRequest | None:
+        """The request once it is no longer pending, or as it is after ``timeout_s``.
+
+        A decision wakes one waiter at once (the same wake-up relayed answers use); any other
+        looks again within half a second.
+        """
+        deadline = time.monotonic() + timeout_s
+        while True:
+            current = self._requests.get(request_id)
+            left = deadline - time.monotonic()
+            if current is None or current.status(time.time()) != "pending" or left <= 0:
+                return current
+            left = min(left, current.expires - time.time() + 0.05)
+            self.pop(_wake_key(request_id), max(0.0, min(left, _RECHECK_S)))
+
     # -- the store as a whole --------------------------------------------------------------------
 
     def health(self) -> str | None:
@@ -527,3 +688,12 @@ class Store:
         """Stop background threads and release connections; the store is unusable afterwards."""
         self._keeper.stop()
         self.backend.close()
+
+
+def _keep_s(request: ApprovalRequest) -> float:
+    """How long a request is kept from now: until it expires, then for its history."""
+    return max(1.0, request.expires - time.time() + HISTORY_S)
+
+
+def _wake_key(request_id: str) -> str:
+    return "approval:" + request_id

@@ -21,11 +21,12 @@ from host.assembly import Assembly, assemble, ensure_secret
 from host.auth import Authenticator, Identity, protected_resource_paths
 from host.errors import SettingsError
 from host.machine import Machine
-from host.pages import NO_APPROVALS, ApprovalsService, mount_pages
+from host.pages import EMPTY_INBOX, Inbox, mount_pages
 from host.protocol import Endpoint, Reply, RequestContext
 from host.protocol.jsonrpc import INVALID_REQUEST, error, failure
 from host.settings import Settings
 from host.spec.model import Project
+from host.web.approvals_api import add_approvals_api
 from host.web.auth import Gate, MetadataResource
 from host.web.lifecycle import STOPPING, client_gone
 from host.web.probes import HealthResource, MetricsResource, ReadyResource
@@ -39,6 +40,12 @@ UNPROTECTED = (
     "the specs name scopes ({scopes}) but no auth is configured, so over HTTP they would protect "
     "nothing: set HOST_AUTH_ISSUER and HOST_AUTH_AUDIENCE (an identity provider) or "
     "HOST_AUTH_TOKENS (static tokens made by `host token create`), or remove the scopes"
+)
+
+NO_APPROVERS = (
+    "the specs have approve steps ({tools}) but no auth is configured, so nobody could sign in "
+    "to decide: set HOST_AUTH_ISSUER and HOST_AUTH_AUDIENCE (an identity provider) or "
+    "HOST_AUTH_TOKENS (static tokens made by `host token create`)"
 )
 
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
@@ -251,7 +258,7 @@ def create_app(
     project: Project | None = None,
     machines: Mapping[str, Machine] | None = None,
     authenticator: Authenticator | None = None,
-    approvals: ApprovalsService | None = None,
+    approvals: Inbox | None = None,
 ) -> falcon.App[falcon.Request, falcon.Response]:
     """The WSGI app serving one spec directory.
 
@@ -288,7 +295,7 @@ def create_app(
 
 
 def build_app(
-    served: Assembly, authenticator: Authenticator, approvals: ApprovalsService | None = None
+    served: Assembly, authenticator: Authenticator, approvals: Inbox | None = None
 ) -> falcon.App[falcon.Request, falcon.Response]:
     """The WSGI app serving an assembled host, its callers checked by ``authenticator``.
 
@@ -305,9 +312,15 @@ def build_app(
         raise SettingsError(
             UNPROTECTED.format(scopes=", ".join(sorted(scopes))), "HOST_AUTH_ISSUER"
         )
+    approving = [m.name for m in served.machines.values() if m.approves]
+    if approving and not authenticator.enabled:
+        served.store.close()
+        raise SettingsError(NO_APPROVERS.format(tools=", ".join(approving)), "HOST_AUTH_ISSUER")
     gate = Gate(authenticator, scopes, observers=served.observers)
     app: falcon.App[falcon.Request, falcon.Response] = falcon.App()
     app.add_route("/mcp", McpResource(served.endpoint, settings, gate))
+    if authenticator.enabled and served.approvals is not None:
+        add_approvals_api(app, served.approvals, gate)
     for path in protected_resource_paths(settings.auth):
         app.add_route(path, MetadataResource(gate))
     app.add_route("/healthz", HealthResource())
@@ -315,7 +328,8 @@ def build_app(
     if served.metrics is not None:
         app.add_route("/metrics", MetricsResource(served.metrics))
     keys = settings.secrets or (ensure_secret(settings.data_dir),)
-    mount_pages(app, authenticator, approvals or NO_APPROVALS, keys, settings.auth.browser)
+    inbox = approvals if approvals is not None else served.approvals or EMPTY_INBOX
+    mount_pages(app, authenticator, inbox, keys, settings.auth.browser)
     return app
 
 

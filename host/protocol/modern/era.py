@@ -106,7 +106,12 @@ class ModernProtocol:
         return Reply(200, success(message.id, value))
 
     def _complete(self, result: Mapping[str, Any]) -> dict[str, Any]:
-        return {"resultType": "complete", **result, "_meta": self._meta()}
+        # NOTE: a result's own _meta (a pending approval's) is kept beside serverInfo.
+        return {
+            "resultType": "complete",
+            **result,
+            "_meta": {**result.get("_meta", {}), **self._meta()},
+        }
 
     def _meta(self) -> dict[str, Any]:
         return {SERVER_INFO_KEY: self.host.server_info}

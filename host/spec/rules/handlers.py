@@ -17,7 +17,7 @@ from host.spec.rulebook import error
 from host.spec.rules.facts import ToolFacts
 from host.spec.rules.templates import unknown
 from host.spec.schema import HANDLER
-from host.spec.scope import Name, Scopes, maybe_fix, maybe_reason
+from host.spec.scope import CALLER, Name, Scopes, maybe_fix, maybe_reason
 
 __all__ = ["check_handlers"]
 
@@ -78,7 +78,7 @@ def _defined_after(name: str, scopes: Scopes, index: int) -> bool:
 def _param(
     param: Param, handler: Handler, scope: dict[str, Name], scopes: Scopes, index: int
 ) -> tuple[str, str] | None:
-    if param.name == "ctx":
+    if param.name == "ctx" or (param.name == CALLER and CALLER not in scope):
         return None
     where = f"{handler.ref} ({handler.where})"
     if param.has_default:

@@ -1,4 +1,5 @@
-"""Order and names: at most one act, last, after every question; every name defined once.
+"""Order and names: at most one act, last, after every question; approvals after the caller's
+questions; every name defined once.
 
 "Questions before side effects" is structural: a tool has at most one ``act``, nothing comes
 after it, and no ``read`` (which runs on every round, before the user has answered) calls the
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
-from host.spec.model import Act, Ask, Confirm, Pos, Read
+from host.spec.model import Act, Approve, Ask, Confirm, Pos, Read
 from host.spec.rulebook import error
 from host.spec.rules.facts import ToolFacts
 
@@ -25,7 +26,7 @@ def check_order(facts: ToolFacts) -> list[Diagnostic]:
     """``act-count``, ``order`` and ``read-side-effect``."""
     doc = facts.doc
     tool, locs = doc.tool, doc.locs
-    found: list[Diagnostic] = []
+    found: list[Diagnostic] = _approve_order(tool.steps)
     acts = [(i, s) for i, s in enumerate(tool.steps) if isinstance(s, Act)]
     if not acts:
         return _read_only(doc)
@@ -50,7 +51,7 @@ def check_order(facts: ToolFacts) -> list[Diagnostic]:
             )
         )
     for step in tool.steps[first_index + 1 :]:
-        if isinstance(step, Ask | Confirm):
+        if isinstance(step, Ask | Confirm | Approve):
             found.append(
                 error(
                     step.pos,
@@ -97,6 +98,28 @@ def _read_only(doc: ToolDoc) -> list[Diagnostic]:
             "is the result, or a result: beside steps",
         )
     ]
+
+
+def _approve_order(steps: tuple[object, ...]) -> list[Diagnostic]:
+    """An ``approve`` before an ``ask`` or ``confirm``: approvers decide on the whole request."""
+    found: list[Diagnostic] = []
+    for index, step in enumerate(steps):
+        if not isinstance(step, Approve):
+            continue
+        for later in steps[index + 1 :]:
+            if isinstance(later, Ask | Confirm):
+                found.append(
+                    error(
+                        step.pos,
+                        "order",
+                        f"the approve step '{step.name}' comes before the {_kind(later)} "
+                        f"'{later.name}' (line {later.pos.line}): approvers decide on the whole "
+                        "request, arguments and answers; move the approve below every ask and "
+                        "confirm, just above the act",
+                    )
+                )
+                break
+    return found
 
 
 def check_names(facts: ToolFacts) -> list[Diagnostic]:

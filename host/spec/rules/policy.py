@@ -15,11 +15,11 @@ from typing import Any
 
 from jinja2 import TemplateSyntaxError
 
-from host.spec.build import ToolDoc
+from host.spec.build import ToolDoc, is_zero
 from host.spec.diagnostics import Diagnostic
 from host.spec.durations import DURATION_PATTERN, DurationError, format_duration, parse_duration
 from host.spec.handlers import HandlerProblem
-from host.spec.model import REMEMBER_MAX_S, Ask, Confirm
+from host.spec.model import APPROVE_EXPIRES_MAX_S, REMEMBER_MAX_S, Approve, Ask, Confirm
 from host.spec.rulebook import did_you_mean, error, one_of, warning
 from host.spec.rules.facts import ToolFacts
 from host.spec.rules.templates import used_names
@@ -100,12 +100,11 @@ def check_durations(doc: Document) -> list[Diagnostic]:
         try:
             parse_duration(value, maximum=maximum)
         except DurationError as exc:
-            fix = (
-                f": a remembered yes lasts at most {format_duration(REMEMBER_MAX_S)}; write 30d "
-                "or less"
-                if maximum is not None and "longer" in str(exc)
-                else ""
-            )
+            fix = ""
+            if maximum is not None and "longer" in str(exc):
+                what = "a remembered yes lasts" if maximum == REMEMBER_MAX_S else "a request lasts"
+                most = format_duration(maximum)
+                fix = f": {what} at most {most}; write {most} or less"
             found.append(error(doc.locs.value(path), "duration", f"{exc}{fix}"))
     return found
 
@@ -125,6 +124,10 @@ def _durations(data: Any) -> Iterator[tuple[YPath, Any, float | None]]:
             continue
         if "timeout" in step:
             yield ("steps", index, "timeout"), step["timeout"], None
+        if "wait" in step and not is_zero(step["wait"]):
+            yield ("steps", index, "wait"), step["wait"], APPROVE_EXPIRES_MAX_S
+        if "expires" in step:
+            yield ("steps", index, "expires"), step["expires"], APPROVE_EXPIRES_MAX_S
         remember = step.get("remember")
         if isinstance(remember, dict) and "for" in remember:
             yield ("steps", index, "remember", "for"), remember["for"], REMEMBER_MAX_S
@@ -158,7 +161,7 @@ def _redacted_keys(doc: ToolDoc) -> list[Diagnostic]:
     hidden = set(doc.tool.audit_redact)
     found: list[Diagnostic] = []
     for index, step in enumerate(doc.tool.steps):
-        key = step.remember.key if isinstance(step, Confirm) and step.remember else None
+        key = step.remember.key if isinstance(step, Confirm | Approve) and step.remember else None
         if not hidden or key is None:
             continue
         try:

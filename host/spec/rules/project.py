@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from host.spec.diagnostics import Diagnostic
-from host.spec.model import FALLBACK_TOOL, Ask, Confirm, Pos, Server, Tool
+from host.spec.model import FALLBACK_TOOL, Approve, Ask, Confirm, Pos, Server, Tool
 from host.spec.rulebook import error, warning
 from host.spec.yaml import Document, Locs
 
@@ -88,6 +88,14 @@ def no_tools(first: Path) -> Diagnostic:
 
 
 def unprotected(tools: list[CheckedTool], servers: list[tuple[Document, Any]]) -> list[Diagnostic]:
+    """``scopes-unprotected`` and ``approve-unprotected``: what needs a signed-in caller or
+    approver, in specs served where nobody can sign in."""
+    return _unprotected_scopes(tools, servers) + _unprotected_approvals(tools)
+
+
+def _unprotected_scopes(
+    tools: list[CheckedTool], servers: list[tuple[Document, Any]]
+) -> list[Diagnostic]:
     """One warning for every ``scopes:`` written where no caller can hold a scope.
 
     NOTE: one cause (no auth settings where the host runs) and one fix: a warning per tool
@@ -110,6 +118,22 @@ def unprotected(tools: list[CheckedTool], servers: list[tuple[Document, Any]]) -
             "HOST_AUTH_AUDIENCE, or HOST_AUTH_TOKENS, where the host runs; host serve refuses "
             "to start without them",
         )
+    ]
+
+
+def _unprotected_approvals(tools: list[CheckedTool]) -> list[Diagnostic]:
+    """Every ``approve`` step where no approver could sign in to decide."""
+    return [
+        warning(
+            step.pos,
+            "approve-unprotected",
+            f"the approve step '{step.name}' needs approvers who sign in, and without auth "
+            "settings nobody can: set HOST_AUTH_ISSUER and HOST_AUTH_AUDIENCE, or "
+            "HOST_AUTH_TOKENS, where the host runs; host serve refuses to start without them",
+        )
+        for tool in tools
+        for step in tool.tool.steps
+        if isinstance(step, Approve)
     ]
 
 

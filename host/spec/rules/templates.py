@@ -1,8 +1,9 @@
 """Templates: valid Jinja, and only names in scope at their step.
 
 Checked: ``missing``, ``message``, ``when`` (a bare expression), every string inside a RESULT
-(``declined``/``cancelled``/``unticked``, which may also use the question's own name, as in
-``{{ pick.action }}``, and a read-only tool's ``result:``) and template-valued ``enum`` options.
+(``declined``/``cancelled``/``unticked``, and an approve's ``rejected``/``expired``, which may
+also use the question's own name, as in ``{{ pick.action }}``; and a read-only tool's
+``result:``) and template-valued ``enum`` options.
 """
 
 from __future__ import annotations
@@ -17,17 +18,17 @@ from jinja2 import TemplateSyntaxError
 
 from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
-from host.spec.model import Ask, Confirm, Read
+from host.spec.model import Approve, Ask, Confirm, Read
 from host.spec.rulebook import did_you_mean, error, one_of
 from host.spec.rules.facts import ToolFacts
-from host.spec.scope import Name, Scopes, maybe_fix, maybe_reason
+from host.spec.scope import CALLER, Name, Scopes, maybe_fix, maybe_reason
 from host.spec.template_facts import guarded_names, jinja_hint, unknown_callables
 from host.spec.templates import ENV, is_template, names, result_names
 from host.spec.yaml import YPath
 
 __all__ = ["check_templates", "template_sites", "used_names"]
 
-_GLOBALS = frozenset(ENV.globals)
+_GLOBALS = frozenset(ENV.globals) | {CALLER}
 _SIMPLE = re.compile(r"\{\{-?\s*([A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)*\s*-?\}\}")
 _CONSTANTS = frozenset({"true", "false", "none", "True", "False", "None"})
 
@@ -40,7 +41,7 @@ def template_sites(doc: ToolDoc) -> Iterator[tuple[int, YPath, str, bool, bool]]
         base: YPath = ("steps", index)
         if isinstance(step, Read) and step.missing is not None:
             yield index, (*base, "missing"), step.missing, False, False
-        if not isinstance(step, Ask | Confirm):
+        if not isinstance(step, Ask | Confirm | Approve):
             continue
         yield index, (*base, "message"), step.message, False, False
         remember = raw.get("remember")
@@ -52,7 +53,7 @@ def template_sites(doc: ToolDoc) -> Iterator[tuple[int, YPath, str, bool, bool]]
                 yield index, (*base, "remember", "key", i), f"{{{{ {name} }}}}", False, False
         if step.when is not None:
             yield index, (*base, "when"), step.when, True, False
-        for key in ("declined", "cancelled", "unticked"):
+        for key in ("declined", "cancelled", "unticked", "rejected", "expired"):
             if key in raw:
                 for path, text in _strings(raw[key], (*base, key)):
                     yield index, path, text, False, True
@@ -132,7 +133,7 @@ def check_templates(facts: ToolFacts) -> list[Diagnostic]:
         found.extend(error(locs.value(path), "template-syntax", m) for m in unknown_calls)
         scope = dict(scopes.at(index))
         step = doc.tool.steps[index] if index < len(doc.tool.steps) else None
-        if own and isinstance(step, Ask | Confirm):
+        if own and isinstance(step, Ask | Confirm | Approve):
             # NOTE: a question's own results run only once it was asked: its name is defined.
             scope[step.name] = replace(scopes.at(index + 1)[step.name], definite=True)
         site = str(path[2]) if len(path) > 2 else ""

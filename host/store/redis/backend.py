@@ -3,8 +3,9 @@
 Records live under ``<prefix>v:<key>``, act claims under ``<prefix>a:<key>`` and ``<prefix>l:<key>``
 and locks under ``<prefix>lk:<name>`` (:mod:`host.store.redis.acts`), queues under
 ``<prefix>q:<key>`` (:mod:`host.store.redis.queues`), approvals under ``<prefix>ap``
-(:mod:`host.store.redis.approvals`) and audit records under ``<prefix>au:``
-(:mod:`host.store.redis.audit`). Token checks that must be atomic are small Lua scripts.
+(:mod:`host.store.redis.approvals`), audit records under ``<prefix>au:``
+(:mod:`host.store.redis.audit`) and approval requests under ``<prefix>rq`` and ``<prefix>rb:``
+(:mod:`host.store.redis.requests`). Token checks that must be atomic are small Lua scripts.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from host.store.redis.audit import RedisAudit
 from host.store.redis.client import RedisClient
 from host.store.redis.queues import RedisQueues
 from host.store.redis.records import RedisRecords
+from host.store.redis.requests import RedisRequests
 from host.store.redis.risks import redis_risks, unchecked_redis
 from host.store.values import Risk
 
@@ -51,6 +53,7 @@ class RedisBackend:
         self.queues = RedisQueues(self.client, recheck_s)
         self.approvals = RedisApprovals(self.client)
         self.audit = RedisAudit(self.client)
+        self.requests = RedisRequests(self.client)
 
     def __repr__(self) -> str:
         return f"RedisBackend({self.client.url!r})"

@@ -6,7 +6,7 @@ results are committed with ``synchronous = FULL`` (they survive a power loss), t
 same moment by a worker's threads together (:mod:`host.store.sqlite.durable`); other records with
 ``NORMAL`` (they survive a crash of the process). Connections, file modes and the check that the
 file is still the one opened live in :mod:`host.store.sqlite.pool`; each role in a module of its
-own (acts and locks, records, queues, approvals, audit).
+own (acts and locks, records, queues, approvals, audit, approval requests).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from host.errors import StoreError
-from host.store.sqlite import acts, approvals, audit, queues, records
+from host.store.sqlite import acts, approvals, audit, queues, records, requests
 from host.store.sqlite.durable import DurableWrites
 from host.store.sqlite.pool import Connections
 from host.store.sqlite.sweep import Sweeping
@@ -59,7 +59,14 @@ class SqliteBackend:
     ) -> None:
         self.path = Path(path)
         self.pool = Connections(self.path, busy_timeout_s)
-        schema = (records.SCHEMA, queues.SCHEMA, acts.SCHEMA, approvals.SCHEMA, audit.SCHEMA)
+        schema = (
+            records.SCHEMA,
+            queues.SCHEMA,
+            acts.SCHEMA,
+            approvals.SCHEMA,
+            audit.SCHEMA,
+            requests.SCHEMA,
+        )
         with self.pool.connection() as conn:
             # executescript() runs the text as is, so this is one transaction of its own.
             conn.executescript("BEGIN IMMEDIATE;" + _SCHEMA + "".join(schema) + "COMMIT;")
@@ -69,6 +76,7 @@ class SqliteBackend:
         self.queues = queues.SqliteQueues(self.pool, writes, watch_every_s)
         self.approvals = approvals.SqliteApprovals(self.pool, writes)
         self.audit = audit.SqliteAudit(self.pool, writes)
+        self.requests = requests.SqliteRequests(self.pool, writes)
 
     def __repr__(self) -> str:
         return f"SqliteBackend({str(self.path)!r})"

@@ -16,7 +16,14 @@ from host.store.sqlite.pool import Connections
 
 __all__ = ["Sweeping"]
 
-_SWEPT = ("store_records", "store_queue", "store_acts", "store_approvals")
+_SWEPT = (
+    "store_records",
+    "store_queue",
+    "store_acts",
+    "store_approvals",
+    "store_requests",
+    "store_request_bindings",
+)
 """The tables whose rows have an ``expires`` time."""
 
 

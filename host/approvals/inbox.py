@@ -1,0 +1,79 @@
+"""What approvers see of one approval request: :class:`InboxRequest`, already redacted."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from host.store.requests import ApprovalRequest, Decision, RequestStatus
+
+__all__ = ["Decision", "InboxRequest"]
+
+
+@dataclass(frozen=True)
+class InboxRequest:
+    """One approval request, as the inbox, the API and the command line show it.
+
+    Attributes:
+        arguments: The call's arguments; ``audit.redact`` fields read ``"[redacted]"``.
+        answers: The caller's answers so far, redacted the same way.
+        status: ``pending``, ``approved``, ``rejected``, ``expired`` or ``voided``.
+        needed: How many distinct approvers must say yes; approved_by: who did.
+        created, expires: Unix times.
+    """
+
+    id: str
+    tool: str
+    title: str
+    caller: str
+    message: str
+    arguments: Mapping[str, Any]
+    answers: Mapping[str, Any]
+    status: RequestStatus
+    needed: int
+    approved_by: tuple[str, ...]
+    decisions: tuple[Decision, ...]
+    created: float
+    expires: float
+    approvers: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, request: ApprovalRequest, status: RequestStatus | None = None) -> InboxRequest:
+        """The inbox's view of a stored request (its status as of now, unless given)."""
+        return cls(
+            id=request.id,
+            tool=request.tool,
+            title=request.title or request.tool,
+            caller=request.caller,
+            message=request.message,
+            arguments=request.arguments,
+            answers=request.answers,
+            status=status or request.status(time.time()),
+            needed=request.needed,
+            approved_by=request.approved_by,
+            decisions=request.decisions,
+            created=request.created,
+            expires=request.expires,
+            approvers=request.approvers,
+        )
+
+    def plain(self) -> dict[str, Any]:
+        """The request as the API sends it."""
+        return {
+            "id": self.id,
+            "tool": self.tool,
+            "title": self.title,
+            "caller": self.caller,
+            "message": self.message,
+            "arguments": dict(self.arguments),
+            "answers": dict(self.answers),
+            "status": self.status,
+            "approvers": list(self.approvers),
+            "approved_by": list(self.approved_by),
+            "needed": self.needed,
+            "decisions": [d.plain() for d in self.decisions],
+            "created": self.created,
+            "expires": self.expires,
+        }

@@ -1,0 +1,143 @@
+"""The approvals service: the one place where a person reads and decides approval requests.
+
+The inbox pages, the API and the command line (through the API) all call :meth:`decide`, which
+checks that the person may decide (holds one of the request's approver scopes, and is not its
+caller), records the decision in the store and wakes the call waiting for it (the store's
+wake-up, the one relayed answers use). A request whose tool was changed by a reload (another
+definition digest, or no such tool any more) reads ``voided``, and is marked so in the store the
+first time the service sees it, so it can be neither decided nor spent.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+
+from host.approvals.inbox import Decision, InboxRequest
+from host.auth import missing_scopes
+from host.auth.identity import Identity
+from host.errors import Forbidden, NotFound
+from host.machine import Machine
+from host.store import Store
+from host.store.requests import ApprovalRequest, RequestStatus, Verdict
+
+__all__ = ["ApprovalsService", "Decision", "DecisionHook", "InboxRequest"]
+
+log = logging.getLogger("host.approvals")
+
+DecisionHook = Callable[[str, ApprovalRequest], None]
+"""Told about each decision (``approved``, ``rejected``, or ``decided`` for one of several)."""
+
+VERDICTS: Mapping[str, Verdict] = {"approve": "approve", "reject": "reject"}
+
+
+class ApprovalsService:
+    """The approval requests of one host, as the people who decide them see them.
+
+    Args:
+        store: The shared store.
+        machines: The tools served now, by name (to void requests of changed tools).
+        decided: Told about each decision (the webhook), never delaying it.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        machines: Mapping[str, Machine],
+        *,
+        decided: DecisionHook | None = None,
+    ) -> None:
+        self.store = store
+        self.digests = {name: m.definition for name, m in machines.items()}
+        self.on_decided = decided
+
+    def decidable(self, who: Identity) -> list[InboxRequest]:
+        """The pending requests ``who`` may decide, newest first."""
+        return [
+            InboxRequest.of(r, "pending")
+            for r in self._current()
+            if self._status(r) == "pending" and self._may_decide(who, r)
+        ]
+
+    def history(self, who: Identity, limit: int = 50) -> list[InboxRequest]:
+        """The decided, expired and voided requests ``who`` may see, newest first."""
+        seen = [
+            InboxRequest.of(r, status)
+            for r in self._current()
+            if (status := self._status(r)) != "pending" and self._may_see(who, r)
+        ]
+        return seen[:limit]
+
+    def get(self, who: Identity, request_id: str) -> InboxRequest:
+        """One request ``who`` may see.
+
+        Raises:
+            NotFound: There is no such request.
+            Forbidden: ``who`` is neither its caller nor one of its approvers.
+        """
+        request = self.store.request(request_id)
+        if request is None:
+            raise NotFound(f"there is no approval request {request_id}")
+        if not self._may_see(who, request):
+            raise Forbidden(f"{who.principal} may not see approval request {request_id}")
+        return InboxRequest.of(request, self._status(request))
+
+    def decide(self, who: Identity, request_id: str, verdict: str, reason: str) -> InboxRequest:
+        """Record ``who``'s decision on the request, and wake the call waiting for it.
+
+        Raises:
+            ValueError: ``verdict`` is neither ``approve`` nor ``reject``.
+            NotFound: There is no such request.
+            Forbidden: ``who`` made the call, or holds none of its approver scopes.
+            Conflict: The request is no longer pending (decided, expired or voided), or ``who``
+                decided it already.
+        """
+        if verdict not in VERDICTS:
+            raise ValueError(f"a verdict is approve or reject, not {verdict!r}")
+        request = self.store.request(request_id)
+        if request is None:
+            raise NotFound(f"there is no approval request {request_id}")
+        if who.principal == request.caller:
+            raise Forbidden(
+                f"{who.principal} made request {request_id}: nobody approves their own request"
+            )
+        if not self._may_decide(who, request):
+            raise Forbidden(
+                f"{who.principal} holds none of {', '.join(request.approvers)}, the scopes "
+                f"that may decide request {request_id}"
+            )
+        self._status(request)  # NOTE: voids it first if its tool changed
+        decided = self.store.decide_request(request_id, who.principal, VERDICTS[verdict], reason)
+        log.info(
+            "approval decided",
+            extra={"event": "approval_decided", "request": request_id, "tool": decided.tool,
+                   "principal": who.principal, "verdict": verdict},
+        )  # fmt: skip
+        if self.on_decided is not None:
+            self.on_decided(decided.status(time.time()), decided)
+        return InboxRequest.of(decided)
+
+    def _current(self) -> list[ApprovalRequest]:
+        return self.store.requests()
+
+    def _status(self, request: ApprovalRequest) -> RequestStatus:
+        """The request's status now, voiding it first if its tool changed since it was made."""
+        status = request.status(time.time())
+        changed = self.digests.get(request.tool) != request.definition
+        if status in ("pending", "approved") and request.spent_by is None and changed:
+            self.store.end_request(request.id, void=True)
+            return "voided"
+        return status
+
+    @staticmethod
+    def _may_decide(who: Identity, request: ApprovalRequest) -> bool:
+        if who.principal == request.caller:
+            return False
+        return any(not missing_scopes(who.scopes, [scope]) for scope in request.approvers)
+
+    @classmethod
+    def _may_see(cls, who: Identity, request: ApprovalRequest) -> bool:
+        return who.principal == request.caller or any(
+            not missing_scopes(who.scopes, [scope]) for scope in request.approvers
+        )

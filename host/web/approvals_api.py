@@ -1,0 +1,123 @@
+"""The approvals API: ``/approvals/api/requests...``, for chat bots, scripts and the CLI.
+
+Every route needs a bearer token, checked as for MCP calls, and calls the approvals service, the
+one the inbox pages call, so the same person has the same rights on every path:
+
+* ``GET /approvals/api/requests?status=pending``: ``{"requests": [...]}``, the pending requests
+  this person may decide; another ``status`` (``approved``, ``rejected``, ``expired``,
+  ``voided``) lists the history this person may see with that status, and none lists both;
+* ``GET /approvals/api/requests/ID``: one request (404 if unknown, 403 if not theirs to see);
+* ``POST /approvals/api/requests/ID/approve`` and ``.../reject`` with ``{"reason": "..."}``:
+  the request as it is after the decision; 403 for the caller or a person without an approver
+  scope, 409 for a request no longer pending.
+
+Without auth settings the API is not served (404): nobody could be told apart.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import falcon
+
+from host.approvals.service import ApprovalsService
+from host.auth import Identity
+from host.errors import Conflict, Forbidden, HostError, NotFound
+from host.web.auth import Gate
+
+__all__ = ["API_PREFIX", "add_approvals_api"]
+
+API_PREFIX = "/approvals/api/requests"
+
+_STATUSES = ("pending", "approved", "rejected", "expired", "voided")
+
+
+def add_approvals_api(
+    app: falcon.App[falcon.Request, falcon.Response], service: ApprovalsService, gate: Gate
+) -> None:
+    """Route the approvals API on ``app``."""
+    app.add_route(API_PREFIX, _Requests(service, gate))
+    app.add_route(API_PREFIX + "/{request_id}", _Request(service, gate))
+    app.add_route(API_PREFIX + "/{request_id}/{verdict}", _Decide(service, gate))
+
+
+class _Resource:
+    def __init__(self, service: ApprovalsService, gate: Gate) -> None:
+        self.service = service
+        self.gate = gate
+
+    def who(self, req: falcon.Request, resp: falcon.Response) -> Identity | None:
+        """The person asking; None once the response says why not (401)."""
+        return self.gate.identify(req, resp)
+
+
+def _fail(resp: falcon.Response, exc: HostError) -> None:
+    status = {NotFound: 404, Forbidden: 403, Conflict: 409}.get(type(exc), 400)
+    resp.status = status
+    kind = {404: "not_found", 403: "forbidden", 409: "conflict"}.get(status, "bad_request")
+    resp.media = {"error": kind, "message": exc.message}
+
+
+class _Requests(_Resource):
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        who = self.who(req, resp)
+        if who is None:
+            return
+        status = req.get_param("status")
+        if status is not None and status not in _STATUSES:
+            resp.status = 400
+            resp.media = {"error": "bad_request", "message": f"status is one of {_STATUSES}"}
+            return
+        found = [] if status not in (None, "pending") else self.service.decidable(who)
+        if status != "pending":
+            found += [r for r in self.service.history(who, 200) if status in (None, r.status)]
+        resp.media = {"requests": [r.plain() for r in found]}
+
+
+class _Request(_Resource):
+    def on_get(self, req: falcon.Request, resp: falcon.Response, request_id: str) -> None:
+        who = self.who(req, resp)
+        if who is None:
+            return
+        try:
+            resp.media = self.service.get(who, request_id).plain()
+        except (NotFound, Forbidden) as exc:
+            _fail(resp, exc)
+
+
+class _Decide(_Resource):
+    def on_post(
+        self, req: falcon.Request, resp: falcon.Response, request_id: str, verdict: str
+    ) -> None:
+        who = self.who(req, resp)
+        if who is None:
+            return
+        if verdict not in ("approve", "reject"):
+            raise falcon.HTTPNotFound()
+        reason = _reason(req)
+        if reason is None:
+            resp.status = 400
+            resp.media = {"error": "bad_request", "message": 'the body is {"reason": "..."}'}
+            return
+        try:
+            resp.media = self.service.decide(who, request_id, verdict, reason).plain()
+        except (NotFound, Forbidden, Conflict) as exc:
+            _fail(resp, exc)
+
+
+def _reason(req: falcon.Request) -> str | None:
+    """The body's ``reason`` ('' when the body is empty); None for a body that is not one."""
+    raw = req.bounded_stream.read(64 * 1024 + 1)
+    if not raw.strip():
+        return ""
+    if len(raw) > 64 * 1024:
+        return None
+    try:
+        body: Any = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(body, dict):
+        return None
+    reason = body.get("reason", "")
+    return reason if isinstance(reason, str) else None

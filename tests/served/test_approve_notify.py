@@ -1,0 +1,233 @@
+"""Around approval requests, over real HTTP: the signed webhook with its retries, a reload that
+voids a request, and the audit trail's record of who decided."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import shutil
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from host.store import open_store
+from support.approvals import SPECS, Site, make_tokens, round_trip, unique
+from support.servers import free_port, host_serve
+from support.wire import send
+
+pytestmark = pytest.mark.served
+
+WEBHOOK_SECRET = "webhook-secret-for-tests"
+
+
+class Receiver:
+    """A webhook receiver that fails the first ``fail`` deliveries with 500."""
+
+    def __init__(self, fail: int) -> None:
+        self.fail = fail
+        self.got: list[tuple[bytes, dict[str, str], float]] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                receiver.got.append((body, dict(self.headers), time.monotonic()))
+                failing = len(receiver.got) <= receiver.fail
+                self.send_response(500 if failing else 204)
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.port = free_port()
+        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def bodies(self, event: str) -> list[tuple[dict[str, Any], dict[str, str], float]]:
+        found = []
+        for body, headers, at in self.got:
+            data = json.loads(body)
+            if data["event"] == event:
+                found.append((data, headers, at))
+        return found
+
+
+@pytest.fixture(scope="module")
+def receiver() -> Iterator[Receiver]:
+    got = Receiver(fail=2)
+    yield got
+    got.server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory, receiver: Receiver) -> Iterator[Site]:
+    folder = tmp_path_factory.mktemp("approve-notify")
+    specs = folder / "specs"
+    shutil.copytree(SPECS, specs)
+    shutil.copytree(SPECS.parent / "handlers", folder / "handlers")
+    path, tokens = make_tokens(folder)
+    with host_serve(
+        folder, "host", "--workers", "2", specs=specs,
+        HOST_AUTH_TOKENS=str(path), OPS_ACTS=str(folder / "acts.jsonl"),
+        HOST_APPROVALS_WEBHOOK=f"http://127.0.0.1:{receiver.port}/hook",
+        HOST_APPROVALS_WEBHOOK_SECRET=WEBHOOK_SECRET, HOST_PUBLIC_URL="https://ops.example.com",
+        HOST_LIMIT_PENDING_APPROVALS="3",
+    ) as server:  # fmt: skip
+        yield Site([server], tokens, folder / "acts.jsonl")
+
+
+def test_the_webhook_is_signed_and_retried(site: Site, receiver: Receiver) -> None:
+    service = unique("hooked")
+    started = time.monotonic()
+    first = site.call("alice", "rollback", service)
+    assert time.monotonic() - started < 5  # the receiver's failures never delay the call
+    request = first["_meta"]["host/approval"]["request"]
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        mine = [b for b in receiver.bodies("requested") if b[0]["request"]["id"] == request]
+        if len(mine) >= 3:
+            break
+        time.sleep(0.1)
+    assert len(mine) == 3, receiver.got  # two failures, then delivered
+    data, headers, _ = mine[-1]
+    body = json.dumps(data, ensure_ascii=False).encode()
+    raw = next(b for b, _, _ in receiver.got if json.loads(b) == data)
+    expected = "sha256=" + hmac.new(WEBHOOK_SECRET.encode(), raw, hashlib.sha256).hexdigest()
+    assert headers["X-Host-Signature"] == expected and body
+    assert data["request"]["tool"] == "rollback" and data["request"]["caller"] == "alice"
+    assert data["request"]["arguments"] == {"service": service}
+    assert data["request"]["status"] == "pending"
+    assert data["request"]["url"] == f"https://ops.example.com/approvals/requests/{request}"
+    assert data["request"]["url"] in data["text"] and "\n" not in data["text"]
+    assert mine[1][2] - mine[0][2] >= 0.9  # backoff between tries
+    site.api("bob", "POST", f"/{request}/approve", {"reason": "fine"})
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not [
+        b for b in receiver.bodies("approved") if b[0]["request"]["id"] == request
+    ]:
+        time.sleep(0.1)
+    (approved,) = [b for b in receiver.bodies("approved") if b[0]["request"]["id"] == request]
+    assert approved[0]["request"]["status"] == "approved"
+
+
+def test_the_audit_record_names_the_request_and_its_approvers(site: Site) -> None:
+    service = unique("audited")
+    request = site.call("alice", "rollback", service)["_meta"]["host/approval"]["request"]
+    site.api("bob", "POST", f"/{request}/approve", {"reason": "checked"})
+    assert not site.call("alice", "rollback", service).get("isError")
+    store = open_store(f"sqlite:///{site.servers[0].log.parent / 'host' / 'store.db'}")
+    try:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            records = [
+                r for r in store.audit_records(tool="rollback", limit=100)
+                if r.arguments.get("service") == service
+            ]  # fmt: skip
+            if len(records) == 2:
+                break
+            time.sleep(0.05)
+    finally:
+        store.close()
+    outcomes = sorted(r.outcome for r in records)
+    assert outcomes == ["acted", "pending"]
+    acted = next(r for r in records if r.outcome == "acted")
+    (used,) = [a for a in acted.approvals if a.get("via") == "approvers"]
+    assert used["request"] == request and used["approved_by"] == ["bob"]
+    (decision,) = used["decisions"]
+    assert decision["principal"] == "bob" and decision["reason"] == "checked"
+    assert decision["verdict"] == "approve" and decision["at"] > 0
+
+
+def test_a_reload_that_changes_the_tool_voids_its_requests(site: Site) -> None:
+    service = unique("reloaded")
+    request = site.call("alice", "rollback", service)["_meta"]["host/approval"]["request"]
+    specs = Path(site.servers[0].log.parent / "specs" / "ops.yaml")
+    specs.write_text(specs.read_text().replace("asks to rollback", "asks to roll back"))
+    os.kill(site.servers[0].pid, signal.SIGHUP)
+    deadline = time.monotonic() + 30
+    status, body = 0, {}
+    while time.monotonic() < deadline:
+        status, body = site.api("bob", "GET", f"/{request}")
+        if status == 200 and body["status"] == "voided":
+            break
+        time.sleep(0.2)
+    assert body["status"] == "voided", body
+    status, _ = site.api("bob", "POST", f"/{request}/approve", {"reason": "too late"})
+    assert status == 409
+    again = site.call("alice", "rollback", service)["_meta"]["host/approval"]["request"]
+    assert again != request
+    assert site.acted(service) == []
+
+
+def test_a_refused_call_leaves_a_refused_record(site: Site) -> None:
+    bad = Site(site.servers, {"mallory": "host_not-a-real-token"}, site.acts)
+    conn = site.servers[0].connect()
+    with pytest.raises(AssertionError):
+        round_trip(conn, bad.tokens["mallory"], "rollback", {"service": "x"})
+    store = open_store(f"sqlite:///{site.servers[0].log.parent / 'host' / 'store.db'}")
+    try:
+        deadline = time.monotonic() + 5
+        found: list[Any] = []
+        while time.monotonic() < deadline and not found:
+            found = [r for r in store.audit_records(limit=200) if r.outcome == "refused"]
+            time.sleep(0.05)
+    finally:
+        store.close()
+    assert found and found[0].principal == "(unauthenticated)" and found[0].code == 401
+    assert found[0].arguments == {}
+
+
+def test_metrics_count_requests_decisions_and_time_to_decide(site: Site) -> None:
+    service = unique("counted")
+    request = site.call("alice", "rollback", service)["_meta"]["host/approval"]["request"]
+    site.api("bob", "POST", f"/{request}/reject", {"reason": "no"})
+    conn = site.servers[0].connect()
+    conn.request("GET", "/metrics")
+    text = conn.getresponse().read().decode()
+
+    def value(name: str, **labels: str) -> float:
+        wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+        for line in text.splitlines():
+            if line.startswith(name + "{"):
+                inside = line[len(name) + 1 : line.index("}")]
+                if ",".join(sorted(inside.split(","))) == wanted:
+                    return float(line.rsplit(" ", 1)[1])
+        return 0.0
+
+    assert value("host_approval_requests_total", tool="rollback") >= 1
+    assert value("host_approval_pending_total", tool="rollback") >= 1
+    assert value("host_approval_decisions_total", tool="rollback", verdict="reject") >= 1
+    assert value("host_approval_decide_seconds_count", tool="rollback") >= 1
+
+
+def test_past_the_pending_limit_a_call_gets_429(site: Site) -> None:
+    for _ in range(3):
+        assert site.call("carol", "rollback", unique("many"))["isError"] is True
+    conn = site.servers[0].connect()
+    params = {
+        "name": "rollback",
+        "arguments": {"service": unique("many")},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+        },
+    }
+    first = round_trip(conn, site.tokens["carol"], "rollback", params["arguments"])
+    extra = {"inputResponses": {"sure": {"action": "accept", "content": {"confirm": True}}},
+             "requestState": first["requestState"]}  # fmt: skip
+    body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {**params, **extra}}
+    token = site.tokens["carol"]
+    headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call",
+               "Mcp-Name": "rollback", "Authorization": f"Bearer {token}"}  # fmt: skip
+    response = send(conn, body, **headers)
+    payload = json.loads(response.read())
+    assert response.status == 429 and response.getheader("Retry-After")
+    assert payload["error"]["data"]["limit"] == "pending_approvals"
