@@ -18,6 +18,7 @@ from host.errors import AnswerMismatch, ContentError, StoreError, ToolError
 from host.machine.bind import Handler
 from host.machine.content import content_blocks
 from host.machine.forms import Form
+from host.machine.locking import LockStep, locked
 from host.machine.remember import Approving, Remember
 from host.machine.schemas import SchemaCheck
 from host.machine.timing import DEFAULT_ACT_S, DEFAULT_READ_S, RUNNER, HandlerTimeout
@@ -82,6 +83,7 @@ class Machine:
         audit_redact: Input and form fields the audit trail stores as ``"[redacted]"``.
         read_only: True for a tool without an act: its result is its ``result:`` template
             (``result``) or the value of its last read (``last_read``); nothing is claimed.
+        lock: The act's ``lock:``, when it has one: taken before the act's claim.
     """
 
     def __init__(
@@ -101,8 +103,10 @@ class Machine:
         audit_redact: frozenset[str] = frozenset(),
         result: Renderer | None = None,
         last_read: str | None = None,
+        lock: LockStep | None = None,
     ) -> None:
         self.name = name
+        self.lock = lock
         self.read_only = act is None
         self._result = result
         self._last_read = last_read
@@ -241,6 +245,8 @@ class Machine:
         act = self.act
         if act is None:
             outcome = self._read_result(scope, ctx)
+        elif self.lock is not None:
+            outcome = locked(self.lock, self.name, scope, ctx, lambda: self._act(scope, ctx, act))
         else:
             outcome = ctx.once(lambda: self._act(scope, ctx, act))
         return replace(outcome, approvals=approving.used) if approving.used else outcome

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from host.machine.local_locks import PROCESS_LOCKS
+
 __all__ = [
     "NO_APPROVALS",
     "Answer",
@@ -25,6 +27,8 @@ __all__ = [
     "Approved",
     "CallContext",
     "Ending",
+    "HeldLock",
+    "Locks",
     "NeedInput",
     "Once",
     "Outcome",
@@ -37,8 +41,9 @@ __all__ = [
 Answer = Mapping[str, Any]
 """One answer as the client sent it: ``{"action": ..., "content": {...}}``."""
 
-Ending = Literal["declined", "cancelled", "unticked"]
-"""How a call ends when the user does not agree: a question declined, dismissed, or unticked."""
+Ending = Literal["declined", "cancelled", "unticked", "busy"]
+"""How a call ends without its act: a question declined, dismissed or unticked by the user, or
+(``busy``) the act's lock held by another call for all of ``lock_wait``."""
 
 
 @dataclass(frozen=True)
@@ -134,6 +139,22 @@ class _NoApprovals:
 
 NO_APPROVALS: Approvals = _NoApprovals()
 """The approvals of a call that remembers nothing (dry runs, tests of the machine alone)."""
+
+
+class HeldLock(Protocol):
+    """A lock this call holds until it releases it (the store's :class:`host.store.Lock`)."""
+
+    def release(self) -> bool:
+        """Free it for the next caller; whether it was still held (False: its lease lapsed)."""
+        ...
+
+
+class Locks(Protocol):
+    """Where a locked act takes its lock: the store's, shared by every worker, when serving."""
+
+    def acquire(self, name: str, wait_s: float) -> HeldLock | None:
+        """Hold the lock ``name``, waiting up to ``wait_s``; None if another call kept it."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -238,6 +259,8 @@ class CallContext:
             for progress and can receive it; None makes :meth:`progress` a no-op.
         approvals: Where confirms with ``remember:`` find and keep a yes (the store's, bound to
             this principal and tool, when serving).
+        locks: Where a locked act takes its lock (the store's, when serving; else this
+            process's own).
     """
 
     principal: str = "anonymous"
@@ -250,6 +273,7 @@ class CallContext:
     once: Once = act_directly
     report: ProgressSink | None = None
     approvals: Approvals = NO_APPROVALS
+    locks: Locks = PROCESS_LOCKS
 
     def progress(
         self, progress: float, total: float | None = None, message: str | None = None

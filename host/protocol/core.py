@@ -36,6 +36,7 @@ from host.protocol.digests import digest
 from host.protocol.elicitation import ELICITATION_DISABLED_MESSAGE, Elicitation
 from host.protocol.events import LogObserver, Observer, Refusal, Round, notify, notify_refused
 from host.protocol.jsonrpc import ELICITATION_DISABLED, INVALID_PARAMS, MISSING_CAPABILITY, error
+from host.protocol.locks import StoreLocks
 from host.protocol.messages import LogForward
 from host.spec.model import Server
 from host.store import Store
@@ -147,6 +148,7 @@ class ToolHost:
         self.machines = dict(machines)
         self.store = store
         self.acts = Acts(store, act_ttl_s)
+        self.locks = StoreLocks(store)
         self.data_dir = data_dir
         self.act_ttl_s = act_ttl_s
         self.observers = tuple(observers)
@@ -313,4 +315,5 @@ class ToolHost:
                 if call.machine.remembers
                 else NO_APPROVALS
             ),
+            locks=self.locks,
         )

@@ -137,7 +137,16 @@ def _step(step: dict[str, Any], path: tuple[str | int, ...], locs: Locs) -> Step
             pos=pos,
             remember=_remember(step.get("remember"), locs.value((*path, "remember"))),
         )
-    return Act(step["act"], pos, step.get("returns", "value"), seconds(step.get("timeout")))
+    lock = step.get("lock")
+    return Act(
+        step["act"],
+        pos,
+        step.get("returns", "value"),
+        seconds(step.get("timeout")),
+        lock=tuple(lock) if isinstance(lock, list) else (),
+        lock_wait_s=seconds(step.get("lock_wait")) or 0.0,
+        busy=step.get("busy"),
+    )
 
 
 def _remember(written: dict[str, Any] | None, pos: Pos) -> Remember | None:

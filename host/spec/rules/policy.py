@@ -19,7 +19,7 @@ from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
 from host.spec.durations import DURATION_PATTERN, DurationError, format_duration, parse_duration
 from host.spec.handlers import HandlerProblem
-from host.spec.model import REMEMBER_MAX_S, Ask, Confirm
+from host.spec.model import LOCK_WAIT_MAX_S, REMEMBER_MAX_S, Ask, Confirm
 from host.spec.rulebook import did_you_mean, error, one_of, warning
 from host.spec.rules.facts import ToolFacts
 from host.spec.rules.templates import used_names
@@ -100,14 +100,25 @@ def check_durations(doc: Document) -> list[Diagnostic]:
         try:
             parse_duration(value, maximum=maximum)
         except DurationError as exc:
-            fix = (
-                f": a remembered yes lasts at most {format_duration(REMEMBER_MAX_S)}; write 30d "
-                "or less"
-                if maximum is not None and "longer" in str(exc)
-                else ""
-            )
-            found.append(error(doc.locs.value(path), "duration", f"{exc}{fix}"))
+            found.append(error(doc.locs.value(path), "duration", f"{exc}{_fix(path, exc)}"))
     return found
+
+
+def _fix(path: YPath, exc: DurationError) -> str:
+    """What to write instead, where the key has a rule of its own (a maximum, a default)."""
+    too_long = "longer" in str(exc)
+    if path[-1] == "lock_wait":
+        if "longest" in str(exc):
+            return (
+                f": a call waits for a lock at most {format_duration(LOCK_WAIT_MAX_S)} (it holds "
+                "its request open meanwhile); write 5m or less"
+            )
+        return "; or remove lock_wait: to not wait at all (busy at once if another call holds it)"
+    if path[-1] == "for" and too_long:
+        return (
+            f": a remembered yes lasts at most {format_duration(REMEMBER_MAX_S)}; write 30d or less"
+        )
+    return ""
 
 
 def _durations(data: Any) -> Iterator[tuple[YPath, Any, float | None]]:
@@ -125,6 +136,8 @@ def _durations(data: Any) -> Iterator[tuple[YPath, Any, float | None]]:
             continue
         if "timeout" in step:
             yield ("steps", index, "timeout"), step["timeout"], None
+        if "lock_wait" in step:
+            yield ("steps", index, "lock_wait"), step["lock_wait"], LOCK_WAIT_MAX_S
         remember = step.get("remember")
         if isinstance(remember, dict) and "for" in remember:
             yield ("steps", index, "remember", "for"), remember["for"], REMEMBER_MAX_S
