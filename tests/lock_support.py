@@ -56,19 +56,43 @@ def restart_service(service, environment, force=False):
 
 def rollback_deploy(service, environment):
     return _act("rollback", service, environment)
+
+
+def nothing():
+    return 'nothing'
 """
 
 BUSY = "    lock_wait: {wait}\n    busy: {{done: false, reason: '{{{{ service }}}} is busy'}}\n"
 
 
-def write_specs(root: Path, wait: str = "") -> tuple[Path, Path]:
-    """A spec directory with restart_service and rollback_deploy, both locked; (specs, handlers)."""
+LIST_OUTBOX = """
+kind: tool
+name: list_outbox
+description: Nothing, read only; the served tests use it to tell which worker holds a connection.
+annotations: {readOnlyHint: true}
+input: {}
+steps:
+  - read: nothing
+    call: ops:nothing
+result: nothing
+"""
+
+
+def write_specs(root: Path, wait: str = "", **waits: str) -> tuple[Path, Path]:
+    """A spec directory with restart_service and rollback_deploy, both locked; (specs, handlers).
+
+    Args:
+        wait: Both tools' ``lock_wait`` (with a ``busy`` result); empty: none.
+        waits: One tool's ``lock_wait`` by its name, instead.
+    """
     specs, handlers = root / "specs", root / "handlers"
     specs.mkdir(parents=True, exist_ok=True)
     handlers.mkdir(exist_ok=True)
     (specs / "server.yaml").write_text(SERVER)
-    extra = BUSY.format(wait=wait) if wait else ""
+    (specs / "list_outbox.yaml").write_text(LIST_OUTBOX)
     for name in ("restart_service", "rollback_deploy"):
+        written = waits.get(name, wait)
+        extra = BUSY.format(wait=written) if written else ""
         (specs / f"{name}.yaml").write_text(TOOL.format(name=name, extra=extra))
     (handlers / "ops.py").write_text(HANDLERS)
     return specs, handlers
