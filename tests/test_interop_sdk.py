@@ -31,7 +31,14 @@ ROOT = Path(__file__).resolve().parent.parent
 MODERN = "2026-07-28"
 LEGACY = ["2025-11-25", "2025-06-18", "2025-03-26"]
 FALLBACK = "sendElicitationResult"
-TOOLS = {"assign_ticket", "close_ticket", "delete_ticket", "list_outbox", "service_status"}
+TOOLS = {
+    "assign_ticket",
+    "close_ticket",
+    "delete_ticket",
+    "list_outbox",
+    "rollback_deploy",
+    "service_status",
+}
 
 Target = str | StdioServerParameters
 
