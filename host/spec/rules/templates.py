@@ -158,7 +158,10 @@ def check_templates(facts: ToolFacts) -> list[Diagnostic]:
         for name in sorted((used & set(scope)) - guarded - _GLOBALS):
             if not scope[name].definite:
                 where = locs.word(path, name)
-                found.append(error(where, "template-optional", _maybe(scope[name], expression)))
+                message = (
+                    _maybe_lock(scope[name]) if site == "lock" else _maybe(scope[name], expression)
+                )
+                found.append(error(where, "template-optional", message))
     return found
 
 
@@ -167,6 +170,14 @@ def _bare(source: str) -> str:
     inner = source.strip()
     inner = inner.removeprefix("{{").removesuffix("}}").strip()
     return inner.removeprefix("-").removesuffix("-").strip() or "agent is undefined"
+
+
+def _maybe_lock(name: Name) -> str:
+    """``template-optional`` for a ``lock:`` name: the lock's key needs every value."""
+    return (
+        f"'{name.name}' may be undefined here ({maybe_reason(name)}), and a lock's key needs "
+        f"the value of each of its names; leave it out of lock:{maybe_fix(name)}"
+    )
 
 
 def _maybe(name: Name, expression: bool) -> str:
