@@ -192,8 +192,9 @@ class Machine:
 
         Raises:
             AnswerMismatch: an accepted answer does not fit its form.
-            StoreError: ``ctx.once`` could not claim the act (the store is down or refuses
-                writes): no handler failed and nothing was done, so it is not an incident here.
+            StoreError: ``ctx.once`` could not claim the act, or ``ctx.locks`` take its lock (the
+                store is down or refuses writes): no handler failed and nothing was done, so it
+                is not an incident here.
         """
         scope = self.arguments(arguments)
         try:
