@@ -237,7 +237,7 @@ def _steps() -> dict[str, Any]:
                 ),
             },
             "lock_wait": _duration(
-                "How long a call waits for the lock (default 0s: not at all; at most 5m)."
+                "How long a call waits for the lock (at most 5m; without it, a call does not wait)."
             ),
             "busy": {
                 **_RESULT,
