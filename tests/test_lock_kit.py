@@ -6,6 +6,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from lock_support import events, overlapped, wait_for_line, write_specs
 
@@ -137,3 +138,67 @@ def test_process_locks_wait_and_wake() -> None:
     assert held.release() is True and held.release() is False
     waiter.join(5)
     assert got == [True]
+
+
+def _locked_machine(tmp_path: Path, body: str, wait_s: float = 0.0) -> tuple[Any, str]:
+    handlers = tmp_path / "handlers"
+    handlers.mkdir(exist_ok=True)
+    (handlers / "one.py").write_text(f"def act(service):\n    {body}\n")
+    schema = {"properties": {"service": {"type": "string"}}, "required": ["service"]}
+    tool = Tool("one", "d", schema, (Act("one:act", lock=("service",), lock_wait_s=wait_s),))
+    return compile_tool(tool, handlers), lock_key(["service"])({"service": "api"})
+
+
+def test_an_act_that_raises_releases_its_lock(tmp_path: Path) -> None:
+    machine, name = _locked_machine(tmp_path, "raise RuntimeError('boom')")
+    locks = ProcessLocks()
+    failed = machine.run({"service": "api"}, given({}), CallContext(tool="one", locks=locks))
+    assert isinstance(failed, Outcome) and failed.is_error and failed.acted
+    held = locks.acquire(name, 0.0)
+    assert held is not None and held.release()
+
+
+def test_a_lock_whose_act_never_starts_is_released(tmp_path: Path) -> None:
+    machine, name = _locked_machine(tmp_path, "raise AssertionError('it must not run')")
+    locks = ProcessLocks()
+
+    def claimed_elsewhere(act: Any) -> Outcome:
+        # NOTE: a concurrent copy of the final round won the claim: this round never acts.
+        return Outcome.from_value("recorded by the other copy", acted=True)
+
+    ctx = CallContext(tool="one", locks=locks, once=claimed_elsewhere)
+    outcome = machine.run({"service": "api"}, given({}), ctx)
+    assert (
+        isinstance(outcome, Outcome) and outcome.content[0]["text"] == "recorded by the other copy"
+    )
+    held = locks.acquire(name, 0.0)
+    assert held is not None and held.release()
+
+
+def test_busy_is_an_ending_without_acting(tmp_path: Path) -> None:
+    machine, name = _locked_machine(tmp_path, "raise AssertionError('it must not run')")
+    locks = ProcessLocks()
+    holder = locks.acquire(name, 0.0)
+    assert holder is not None
+    outcome = machine.run({"service": "api"}, given({}), CallContext(tool="one", locks=locks))
+    assert isinstance(outcome, Outcome)
+    assert outcome.ending == "busy" and not outcome.acted and not outcome.is_error
+    assert outcome.content[0]["text"] == (
+        "The tool one did nothing: another call is acting on service api. "
+        "Try again once it has finished."
+    )
+    holder.release()
+
+
+def test_the_default_busy_text_says_how_long_it_waited(tmp_path: Path) -> None:
+    machine, name = _locked_machine(tmp_path, "raise AssertionError('it must not run')", 0.2)
+    locks = ProcessLocks()
+    holder = locks.acquire(name, 0.0)
+    assert holder is not None
+    outcome = machine.run({"service": "api"}, given({}), CallContext(tool="one", locks=locks))
+    assert isinstance(outcome, Outcome) and outcome.ending == "busy"
+    assert outcome.content[0]["text"] == (
+        "The tool one did nothing: another call is acting on service api, and still was after "
+        "0.2 seconds. Try again once it has finished."
+    )
+    holder.release()
