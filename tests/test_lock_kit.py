@@ -1,4 +1,4 @@
-"""``lock:`` in process: the test kit's app locks for real, and the machine releases what it takes."""
+"""``lock:`` in process: the kit's app locks for real; the machine releases what it takes."""
 
 from __future__ import annotations
 
