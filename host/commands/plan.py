@@ -25,6 +25,7 @@ from host.commands.options import (
 from host.errors import HostError
 from host.machine import CallContext, compile_project
 from host.machine.plan import Plan, plan_call
+from host.spec.durations import format_duration
 from host.spec.model import Approve, Ask, Confirm, Tool
 
 __all__ = ["HELP", "configure", "render", "run"]
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     ctx = CallContext(principal="anonymous", tool=tool.name, data_dir=data_dir)
     plan = plan_call(machine, arguments, ctx, _answers(args.answer))
     if args.format == "json":
-        print(json.dumps(_plain(plan), indent=2, ensure_ascii=False, default=str))
+        print(json.dumps(_plain(plan, tool), indent=2, ensure_ascii=False, default=str))
     else:
         print("\n".join(render(plan, tool)))
     failed = plan.failure is not None or (plan.outcome is not None and plan.outcome.is_error)
@@ -133,6 +134,7 @@ def render(plan: Plan, tool: Tool) -> list[str]:
     elif plan.acts:
         parameters = ", ".join(plan.act_parameters)
         lines.append(f"  act {plan.act}({parameters}) would run last; the plan did not run it")
+        lines.extend(_lock(tool, plan.arguments))
     elif plan.outcome is not None:
         what = "fails" if plan.outcome.is_error else "ends without acting"
         if plan.read_only and not plan.outcome.is_error and plan.outcome.ending is None:
@@ -175,7 +177,17 @@ def _short(value: Any) -> str:
     return text if len(text) <= _WIDTH else text[: _WIDTH - 3] + "..."
 
 
-def _plain(plan: Plan) -> dict[str, Any]:
+def _lock(tool: Tool, arguments: Mapping[str, Any]) -> list[str]:
+    """The lock the act would hold: its names, the values known from the arguments, the wait."""
+    act = tool.act
+    if act is None or not act.lock:
+        return []
+    values = ", ".join(f"{n}={_short(arguments[n]) if n in arguments else '?'}" for n in act.lock)
+    wait = f"waiting up to {format_duration(act.lock_wait_s)}" if act.lock_wait_s else "not waiting"
+    return [f"    holding the lock on {values} ({wait}; busy if another call holds it)"]
+
+
+def _plain(plan: Plan, tool: Tool) -> dict[str, Any]:
     return {
         "tool": plan.tool,
         "arguments": plan.arguments,
@@ -208,10 +220,16 @@ def _plain(plan: Plan) -> dict[str, Any]:
             }
             for r in plan.rounds
         ],
-        "act": None
-        if plan.read_only
-        else {"handler": plan.act, "reached": plan.acts, "run": False},
+        "act": None if plan.read_only else _plain_act(plan, tool),
         "read_only": plan.read_only,
         "ends": None if plan.outcome is None else plan.outcome.to_result(),
         "failure": plan.failure,
     }
+
+
+def _plain_act(plan: Plan, tool: Tool) -> dict[str, Any]:
+    """The act the plan reached (never ran), and its lock when it has one."""
+    act: dict[str, Any] = {"handler": plan.act, "reached": plan.acts, "run": False}
+    if tool.act is not None and tool.act.lock:
+        act["lock"] = {"names": list(tool.act.lock), "wait_s": tool.act.lock_wait_s}
+    return act

@@ -79,7 +79,7 @@ def tool_summary(tool: Tool, project: Project) -> dict[str, Any]:
                     **({"when": step.when} if step.when is not None else {}),
                 }
             )
-    return {
+    summary: dict[str, Any] = {
         "name": tool.name,
         "title": tool.title,
         "description": tool.description,
@@ -98,6 +98,10 @@ def tool_summary(tool: Tool, project: Project) -> dict[str, Any]:
         "file": tool.pos.file,
         "line": tool.pos.line,
     }
+    lock = _lock(tool.act)
+    if lock is not None:
+        summary["lock"] = lock
+    return summary
 
 
 def _text(summary: Mapping[str, Any]) -> list[str]:
@@ -131,7 +135,19 @@ def _text(summary: Mapping[str, Any]) -> list[str]:
         lines.append(f"  acts: nothing (read-only); returns {summary['returns']}  {where}")
     else:
         lines.append(f"  acts: {summary['act']}  {where}")
+    lock = summary.get("lock")
+    if lock is not None:
+        wait = f"waits up to {lock['wait']}" if lock["wait"] else "does not wait"
+        lines.append(f"    one at a time per {', '.join(lock['names'])}; {wait} for the lock")
     return lines
+
+
+def _lock(act: Act | None) -> dict[str, Any] | None:
+    """An act's ``lock:``: the names whose values key it, and how long a call waits for it."""
+    if act is None or not act.lock:
+        return None
+    wait = format_duration(act.lock_wait_s) if act.lock_wait_s else None
+    return {"names": list(act.lock), "wait": wait, "wait_s": act.lock_wait_s}
 
 
 def _remember(remember: Remember) -> dict[str, Any]:

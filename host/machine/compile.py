@@ -15,6 +15,7 @@ from host.machine.bind import Handler, load_handler
 from host.machine.definition import definition_digest
 from host.machine.forms import Form, confirm_form
 from host.machine.keys import names_key, template_key
+from host.machine.locking import LockStep, lock_step
 from host.machine.remember import Remember
 from host.machine.run import Ending, Machine, QuestionStep, ReadStep
 from host.machine.timing import DEFAULT_ACT_S, DEFAULT_READ_S
@@ -99,6 +100,7 @@ def compile_tool(
     act = None
     returns: Returns = "value"
     act_limit = timeouts.act_s or DEFAULT_ACT_S
+    lock: LockStep | None = None
     for step in tool.steps:
         if isinstance(step, Read):
             handler = _handler(handlers_dir, step.call, loaded)
@@ -114,6 +116,7 @@ def compile_tool(
             act = _handler(handlers_dir, step.call, loaded)
             returns = step.returns
             act_limit = step.timeout_s or act_limit
+            lock = lock_step(step.lock, step.lock_wait_s, step.busy) if step.lock else None
     last_read = next((s.name for s in reversed(tool.steps) if isinstance(s, Read)), None)
     if act is None and tool.result is None and last_read is None:
         # NOTE: the checker rejects this; a hand-built Project might not have been checked.
@@ -135,6 +138,7 @@ def compile_tool(
         result=None if act is not None or tool.result is None else compile_result(tool.result),
         last_read=last_read,
         definition=definition_digest(tool),
+        lock=lock,
     )
 
 

@@ -1,4 +1,4 @@
-"""Approval keys that cannot collide: ``remember.key`` as a template or as a list of names.
+"""Keys that cannot collide: ``remember.key`` (a template or a list of names) and ``lock:``.
 
 A key is made of several values (a service and an environment), and two calls whose values
 differ must never share a key: ``a/b`` + ``c`` is not ``a`` + ``b/c``. The key still reads as
@@ -21,10 +21,10 @@ from typing import Any
 
 from host.spec.templates import Renderer, compile_text
 
-__all__ = ["KeyFunction", "names_key", "template_key"]
+__all__ = ["KeyFunction", "lock_key", "names_key", "template_key"]
 
 KeyFunction = Callable[[Mapping[str, Any]], str]
-"""Renders a confirm's approval key from the names in scope."""
+"""Renders a confirm's approval key (or an act's lock name) from the names in scope."""
 
 _EXPRESSION = re.compile(r"(\{\{.*?\}\})", re.DOTALL)
 # NOTE: what an escaped value may contain besides its own characters: a separator made only of
@@ -39,6 +39,24 @@ def names_key(names: Sequence[str]) -> KeyFunction:
 
     def key(scope: Mapping[str, Any]) -> str:
         return _NAMES_SEPARATOR.join(_escaped(_text(scope[n]), separators) for n in names)
+
+    return key
+
+
+def lock_key(names: Sequence[str]) -> KeyFunction:
+    """The name of ``lock: [a, b]``: ``a=<value>/b=<value>``, the names in sorted order.
+
+    The names are part of it, so ``lock: [service]`` and ``lock: [environment]`` never share a
+    lock for the same value, and the order they are written in does not matter: every tool that
+    locks the same names on the same values excludes the others.
+    """
+    ordered = sorted(names)
+    separators = frozenset(_NAMES_SEPARATOR + "=")
+
+    def key(scope: Mapping[str, Any]) -> str:
+        return _NAMES_SEPARATOR.join(
+            f"{n}={_escaped(_text(scope[n]), separators)}" for n in ordered
+        )
 
     return key
 

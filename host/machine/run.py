@@ -20,6 +20,7 @@ from host.machine.bind import Handler
 from host.machine.content import content_blocks
 from host.machine.forms import Form
 from host.machine.gate import Decided
+from host.machine.locking import LockStep, locked
 from host.machine.remember import Approving, Remember
 from host.machine.schemas import SchemaCheck
 from host.machine.timing import DEFAULT_ACT_S, DEFAULT_READ_S, RUNNER, HandlerTimeout
@@ -89,6 +90,7 @@ class Machine:
         definition: The digest of the tool's definition
             (:func:`host.machine.definition.definition_digest`): what a call's records between
             rounds are bound to.
+        lock: The act's ``lock:``, when it has one: taken before the act's claim.
     """
 
     def __init__(
@@ -109,8 +111,10 @@ class Machine:
         result: Renderer | None = None,
         last_read: str | None = None,
         definition: str = "",
+        lock: LockStep | None = None,
     ) -> None:
         self.name = name
+        self.lock = lock
         self.read_only = act is None
         self._result = result
         self._last_read = last_read
@@ -200,8 +204,9 @@ class Machine:
 
         Raises:
             AnswerMismatch: an accepted answer does not fit its form.
-            StoreError: ``ctx.once`` could not claim the act (the store is down or refuses
-                writes): no handler failed and nothing was done, so it is not an incident here.
+            StoreError: ``ctx.once`` could not claim the act, or ``ctx.locks`` take its lock (the
+                store is down or refuses writes): no handler failed and nothing was done, so it
+                is not an incident here.
             ProtocolError: ``ctx.gate`` refused the call (a per-caller limit).
         """
         scope = self.arguments(arguments)
@@ -267,6 +272,8 @@ class Machine:
         act = self.act
         if act is None:
             outcome = self._read_result(scope, ctx)
+        elif self.lock is not None:
+            outcome = locked(self.lock, self.name, scope, ctx, lambda: self._act(scope, ctx, act))
         else:
             outcome = ctx.once(lambda: self._act(scope, ctx, act))
         if approval is not None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from host.machine.gate import NO_GATE, Decided, Gate
+from host.machine.local_locks import PROCESS_LOCKS
 
 __all__ = [
     "NO_APPROVALS",
@@ -27,6 +28,8 @@ __all__ = [
     "Approved",
     "CallContext",
     "Ending",
+    "HeldLock",
+    "Locks",
     "NeedInput",
     "Once",
     "Outcome",
@@ -39,9 +42,10 @@ __all__ = [
 Answer = Mapping[str, Any]
 """One answer as the client sent it: ``{"action": ..., "content": {...}}``."""
 
-Ending = Literal["declined", "cancelled", "unticked", "rejected", "expired"]
-"""How a call ends when someone does not agree: a question declined, dismissed, or unticked by
-the user, or an approval request rejected by an approver or left undecided until it expired."""
+Ending = Literal["declined", "cancelled", "unticked", "rejected", "expired", "busy"]
+"""How a call ends without its act: a question declined, dismissed or unticked by the user, an
+approval request rejected by an approver or left undecided until it expired, or (``busy``) the
+act's lock held by another call for all of ``lock_wait``."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +141,22 @@ class _NoApprovals:
 
 NO_APPROVALS: Approvals = _NoApprovals()
 """The approvals of a call that remembers nothing (dry runs, tests of the machine alone)."""
+
+
+class HeldLock(Protocol):
+    """A lock this call holds until it releases it (the store's :class:`host.store.Lock`)."""
+
+    def release(self) -> bool:
+        """Free it for the next caller; whether it was still held (False: its lease lapsed)."""
+        ...
+
+
+class Locks(Protocol):
+    """Where a locked act takes its lock: the store's, shared by every worker, when serving."""
+
+    def acquire(self, name: str, wait_s: float) -> HeldLock | None:
+        """Hold the lock ``name``, waiting up to ``wait_s``; None if another call kept it."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -249,6 +269,8 @@ class CallContext:
             this principal and tool, when serving).
         gate: Where ``approve`` steps find or make their approval requests (the store's, bound
             to this caller, tool and definition, when serving).
+        locks: Where a locked act takes its lock (the store's, when serving; else this
+            process's own).
     """
 
     principal: str = "anonymous"
@@ -262,6 +284,7 @@ class CallContext:
     report: ProgressSink | None = None
     approvals: Approvals = NO_APPROVALS
     gate: Gate = NO_GATE
+    locks: Locks = PROCESS_LOCKS
 
     def progress(
         self, progress: float, total: float | None = None, message: str | None = None

@@ -75,7 +75,8 @@ PRUNE_EVERY_S = 3600.0
 def outcome_of(event: Round) -> str:
     """The audit outcome of a call-ending round.
 
-    ``declined``, ``cancelled`` or ``unticked`` when the user ended it so; ``acted`` when it
+    ``declined``, ``cancelled`` or ``unticked`` when the user ended it so, ``busy`` when the
+    act's lock stayed held by another call for all of its ``lock_wait``; ``acted`` when it
     finished without a tool error (``read`` for a read-only tool: it has no act);
     ``incident`` for an internal failure or an act whose outcome is unknown (each has an
     incident id); ``error`` for any other tool error or refusal; ``rejected`` or ``expired``

@@ -40,6 +40,7 @@ from host.protocol.elicitation import ELICITATION_DISABLED_MESSAGE, Elicitation
 from host.protocol.events import LogObserver, Observer, Refusal, Round, notify, notify_refused
 from host.protocol.gate import Opened, StoreGate
 from host.protocol.jsonrpc import ELICITATION_DISABLED, INVALID_PARAMS, MISSING_CAPABILITY, error
+from host.protocol.locks import StoreLocks
 from host.protocol.messages import LogForward
 from host.spec.model import Server
 from host.store import Store
@@ -162,6 +163,7 @@ class ToolHost:
         self.machines = dict(machines)
         self.store = store
         self.acts = Acts(store, act_ttl_s)
+        self.locks = StoreLocks(store)
         self.data_dir = data_dir
         self.act_ttl_s = act_ttl_s
         self.observers = tuple(observers)
@@ -366,6 +368,7 @@ class ToolHost:
                 else NO_APPROVALS
             ),
             gate=self._gate(call, ledger) if call.machine.approves else NO_GATE,
+            locks=self.locks,
         )
 
     def _gate(self, call: Call, ledger: Ledger) -> StoreGate:

@@ -57,7 +57,8 @@ class Round:
         answers: This round's answers taken, by key: their actions.
         acted: The act ran in this round.
         replayed: The result is the act's record from an earlier request.
-        ending: ``declined``, ``cancelled`` or ``unticked`` when the user ended the call so.
+        ending: ``declined``, ``cancelled`` or ``unticked`` when the user ended the call so;
+            ``busy`` when the act's lock stayed held by another call.
         incident: The incident id of an internal failure.
         code: The JSON-RPC error code of a rejected round.
         duration_s: Seconds the round took.

@@ -148,7 +148,16 @@ def _step(step: dict[str, Any], path: tuple[str | int, ...], locs: Locs) -> Step
         )
     if "approve" in step:
         return _approve(step, path, locs)
-    return Act(step["act"], pos, step.get("returns", "value"), seconds(step.get("timeout")))
+    lock = step.get("lock")
+    return Act(
+        step["act"],
+        pos,
+        step.get("returns", "value"),
+        seconds(step.get("timeout")),
+        lock=tuple(lock) if isinstance(lock, list) else (),
+        lock_wait_s=seconds(step.get("lock_wait")) or 0.0,
+        busy=step.get("busy"),
+    )
 
 
 def _approve(step: dict[str, Any], path: tuple[str | int, ...], locs: Locs) -> Approve:

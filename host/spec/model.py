@@ -149,6 +149,9 @@ class Remember:
 #: The longest a ``remember:`` may last.
 REMEMBER_MAX_S = 30 * 86400.0
 
+#: The longest a call may wait for an act's lock (``lock_wait:``): it holds its request open.
+LOCK_WAIT_MAX_S = 300.0
+
 
 @dataclass(frozen=True)
 class Confirm:
@@ -207,12 +210,19 @@ class Act:
         returns: ``value`` (the default): the return value is the result, a text or structured
             content; ``content``: the handler returns a list of MCP content blocks.
         timeout_s: ``timeout:`` in seconds; None: the server's ``timeouts.act`` applies.
+        lock: ``lock:``, the names in scope whose values make the lock's key; empty: no lock.
+        lock_wait_s: ``lock_wait:`` in seconds, how long a call waits for the lock (0: not).
+        busy: ``busy:``, the RESULT of a call that did not get the lock in time; None: the
+            host's text.
     """
 
     call: str
     pos: Pos = NOWHERE
     returns: Returns = "value"
     timeout_s: float | None = None
+    lock: tuple[str, ...] = ()
+    lock_wait_s: float = 0.0
+    busy: Any = None
 
 
 Step = Read | Ask | Confirm | Approve | Act

@@ -178,8 +178,9 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
     (
         "result-output",
         "error",
-        "A tool declares `output` but a question's `declined`/`cancelled`/`unticked` result is "
-        "missing, a text, or does not fit it (clients reject such a result).",
+        "A tool declares `output` but a question's `declined`/`cancelled`/`unticked` result, or "
+        "a locked act's `busy`, is missing, a text, or does not fit it (clients reject such a "
+        "result).",
         "Write each of them as a mapping that fits `output`.",
     ),
     (
@@ -191,8 +192,17 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
     (
         "duration",
         "error",
-        "A `timeout`, `timeouts` or `remember.for` is not a duration, or is out of range.",
-        "Write a number and a unit, like 30s, 10m, 8h or 7d (`remember` lasts at most 30d).",
+        "A `timeout`, `timeouts`, `remember.for` or `lock_wait` is not a duration, or is out of "
+        "range.",
+        "Write a number and a unit, like 30s, 10m, 8h or 7d (`remember` lasts at most 30d, "
+        "`lock_wait` at most 5m).",
+    ),
+    (
+        "lock",
+        "error",
+        "An act has `lock_wait` or `busy` but no `lock`, so there is nothing to wait for.",
+        "Add `lock: [names]` (the names whose values say which resource the act changes), or "
+        "remove `lock_wait` and `busy`.",
     ),
     (
         "redact-field",

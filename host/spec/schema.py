@@ -252,6 +252,23 @@ def _steps() -> dict[str, Any]:
                 "How long the act may run before the caller is told it is still running "
                 "(default: the server's timeouts)."
             ),
+            "lock": {
+                "type": "array",
+                "minItems": 1,
+                "uniqueItems": True,
+                "items": {"type": "string", "pattern": IDENTIFIER},
+                "description": (
+                    "Names in scope, like `[service, environment]`: one act at a time holds "
+                    "the lock of their values, across workers and instances."
+                ),
+            },
+            "lock_wait": _duration(
+                "How long a call waits for the lock (at most 5m; without it, a call does not wait)."
+            ),
+            "busy": {
+                **_RESULT,
+                "description": "The result when the lock was not had in time (a template).",
+            },
         },
     }
     chain: dict[str, Any] = {}

@@ -136,7 +136,8 @@ class AuditRecord:
         time: When the call ended (Unix time).
         principal: Who called.
         tool: The tool.
-        outcome: ``acted``, ``declined``, ``cancelled``, ``unticked``, ``error`` or ``incident``.
+        outcome: ``acted``, ``read``, ``declined``, ``cancelled``, ``unticked``, ``busy``, ``error``
+            or ``incident``.
         arguments: The call's arguments, redacted fields as ``"[redacted]"``.
         answers: Each answered question's ``{action, content}``, redacted the same way.
         approvals: The confirms the call went past: ``{question, via: asked|remembered}``, with

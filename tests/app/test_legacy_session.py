@@ -178,6 +178,7 @@ def test_tools_follow_the_revision(legacy: Legacy) -> None:
         "close_ticket",
         "delete_ticket",
         "list_outbox",
+        "rollback_deploy",
         "service_status",
     ]
     assert newest["list_outbox"]["title"] == "List outbox"

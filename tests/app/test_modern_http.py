@@ -44,7 +44,7 @@ def test_health_and_readiness(mcp: Mcp) -> None:
     assert mcp.http.simulate_get("/healthz").json == {"status": "ok"}
     ready = mcp.http.simulate_get("/readyz")
     assert ready.status_code == 200
-    assert ready.json == {"status": "ready", "tools": 5}
+    assert ready.json == {"status": "ready", "tools": 6}
 
 
 def test_results_are_not_cached(mcp: Mcp) -> None:

@@ -32,7 +32,14 @@ pytestmark = pytest.mark.served
 
 PAGE = (ROOT / "docs" / "connecting-clients.md").read_text()
 HOST = Path(sys.executable).parent / "host"
-TOOLS = ["assign_ticket", "close_ticket", "delete_ticket", "list_outbox", "service_status"]
+TOOLS = [
+    "assign_ticket",
+    "close_ticket",
+    "delete_ticket",
+    "list_outbox",
+    "rollback_deploy",
+    "service_status",
+]
 NODE = Path(
     os.environ.get("HOST_TEST_NODE")
     or ROOT / ".cache" / "conformance" / "node22" / "node_modules" / ".bin" / "node"

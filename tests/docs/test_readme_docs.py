@@ -58,7 +58,8 @@ def test_the_tutorial_runs_as_pasted(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     listed, exchange, trail = done.stdout.split("@@@\n")
     assert re.findall(r"^(\w+)  ", listed, re.M) == [
-        "assign_ticket", "close_ticket", "delete_ticket", "list_outbox", "service_status",
+        "assign_ticket", "close_ticket", "delete_ticket", "list_outbox", "rollback_deploy",
+        "service_status",
     ]  # fmt: skip
     first, _, last = exchange.strip().rpartition("\n{")
     asked = json.loads(first)

@@ -40,7 +40,7 @@ def assert_probes(server: Server, ready: bool, reason: str = "") -> None:
     def check(conn: http.client.HTTPConnection) -> None:
         status, body = probe(conn, "/readyz")
         if ready:
-            assert (status, body) == (200, {"status": "ready", "tools": 5})
+            assert (status, body) == (200, {"status": "ready", "tools": 6})
         else:
             assert status == 503, body
             assert body["status"] == "unavailable"

@@ -25,7 +25,14 @@ __all__ = ["FALLBACK", "LEGACY", "MODERN", "TOOLS", "Answers", "Target", "run_sc
 MODERN = "2026-07-28"
 LEGACY = ["2025-11-25", "2025-06-18", "2025-03-26"]
 FALLBACK = "sendElicitationResult"
-TOOLS = {"assign_ticket", "close_ticket", "delete_ticket", "list_outbox", "service_status"}
+TOOLS = {
+    "assign_ticket",
+    "close_ticket",
+    "delete_ticket",
+    "list_outbox",
+    "rollback_deploy",
+    "service_status",
+}
 
 Target = str | StdioServerParameters
 

@@ -129,6 +129,7 @@ def test_load_project_builds_the_typed_model() -> None:
         "close_ticket",
         "delete_ticket",
         "list_outbox",
+        "rollback_deploy",
         "service_status",
     ]
     assert project.server.name == "help-desk"

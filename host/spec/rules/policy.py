@@ -19,7 +19,14 @@ from host.spec.build import ToolDoc, is_zero
 from host.spec.diagnostics import Diagnostic
 from host.spec.durations import DURATION_PATTERN, DurationError, format_duration, parse_duration
 from host.spec.handlers import HandlerProblem
-from host.spec.model import APPROVE_EXPIRES_MAX_S, REMEMBER_MAX_S, Approve, Ask, Confirm
+from host.spec.model import (
+    APPROVE_EXPIRES_MAX_S,
+    LOCK_WAIT_MAX_S,
+    REMEMBER_MAX_S,
+    Approve,
+    Ask,
+    Confirm,
+)
 from host.spec.rulebook import did_you_mean, error, one_of, warning
 from host.spec.rules.facts import ToolFacts
 from host.spec.rules.templates import used_names
@@ -100,13 +107,28 @@ def check_durations(doc: Document) -> list[Diagnostic]:
         try:
             parse_duration(value, maximum=maximum)
         except DurationError as exc:
-            fix = ""
-            if maximum is not None and "longer" in str(exc):
-                what = "a remembered yes lasts" if maximum == REMEMBER_MAX_S else "a request lasts"
-                most = format_duration(maximum)
-                fix = f": {what} at most {most}; write {most} or less"
-            found.append(error(doc.locs.value(path), "duration", f"{exc}{fix}"))
+            found.append(error(doc.locs.value(path), "duration", f"{exc}{_fix(path, exc)}"))
     return found
+
+
+def _fix(path: YPath, exc: DurationError) -> str:
+    """What to write instead, where the key has a rule of its own (a maximum, a default)."""
+    too_long = "longer" in str(exc)
+    if path[-1] == "lock_wait":
+        if "longest" in str(exc):
+            return (
+                f": a call waits for a lock at most {format_duration(LOCK_WAIT_MAX_S)} (it holds "
+                "its request open meanwhile); write 5m or less"
+            )
+        return "; or remove lock_wait: to not wait at all (busy at once if another call holds it)"
+    if path[-1] == "for" and too_long:
+        return (
+            f": a remembered yes lasts at most {format_duration(REMEMBER_MAX_S)}; write 30d or less"
+        )
+    if path[-1] in ("wait", "expires") and too_long:
+        most = format_duration(APPROVE_EXPIRES_MAX_S)
+        return f": a request lasts at most {most}; write {most} or less"
+    return ""
 
 
 def _durations(data: Any) -> Iterator[tuple[YPath, Any, float | None]]:
@@ -128,6 +150,8 @@ def _durations(data: Any) -> Iterator[tuple[YPath, Any, float | None]]:
             yield ("steps", index, "wait"), step["wait"], APPROVE_EXPIRES_MAX_S
         if "expires" in step:
             yield ("steps", index, "expires"), step["expires"], APPROVE_EXPIRES_MAX_S
+        if "lock_wait" in step:
+            yield ("steps", index, "lock_wait"), step["lock_wait"], LOCK_WAIT_MAX_S
         remember = step.get("remember")
         if isinstance(remember, dict) and "for" in remember:
             yield ("steps", index, "remember", "for"), remember["for"], REMEMBER_MAX_S

@@ -17,7 +17,7 @@ from jsonschema.exceptions import ValidationError
 
 from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
-from host.spec.model import Ask, Confirm
+from host.spec.model import Act, Ask, Confirm
 from host.spec.rulebook import error
 from host.spec.rules.facts import ToolFacts
 from host.spec.templates import is_template
@@ -35,7 +35,7 @@ _UNKNOWN = _Unknown()
 
 
 def check_results(facts: ToolFacts) -> list[Diagnostic]:
-    """``result-output`` for every declined, cancelled and unticked result of the tool."""
+    """``result-output`` for every declined, cancelled, unticked and busy result of the tool."""
     doc = facts.doc
     tool = doc.tool
     if tool.output is None:
@@ -45,14 +45,19 @@ def check_results(facts: ToolFacts) -> list[Diagnostic]:
         return []  # NOTE: an invalid output schema is reported by json-schema
     found: list[Diagnostic] = []
     for index, step in enumerate(tool.steps):
-        if not isinstance(step, Ask | Confirm):
+        if isinstance(step, Act) and step.lock:
+            endings: tuple[str, ...] = ("busy",)
+        elif isinstance(step, Ask | Confirm):
+            endings = ("declined", "cancelled")
+            if isinstance(step, Confirm):
+                endings = (*endings, "unticked")
+        else:
             continue
-        endings: tuple[str, ...] = ("declined", "cancelled")
-        if isinstance(step, Confirm):
-            endings = (*endings, "unticked")
         raw = doc.data["steps"][index]
         missing = [e for e in endings if raw.get(e) is None]
-        if missing:
+        if missing and isinstance(step, Act):
+            found.append(_missing_busy(doc, index, step.call))
+        elif missing and not isinstance(step, Act):
             found.append(_missing(doc, index, step.name, missing))
         for ending in endings:
             value = raw.get(ending)
@@ -81,6 +86,17 @@ def _missing(doc: ToolDoc, index: int, name: str, missing: list[str]) -> Diagnos
         "would end the call with the host's default text, which carries no structured content; "
         f"clients reject such a result: add {keys} with a mapping that fits output (like "
         "{closed: false, reason: ...})",
+    )
+
+
+def _missing_busy(doc: ToolDoc, index: int, act: str) -> Diagnostic:
+    return error(
+        doc.locs.value(("steps", index, "lock")),
+        "result-output",
+        f"the act {act} has a lock: but no busy: result, and '{doc.tool.name}' declares output:, "
+        "so a call that does not get the lock would end with the host's default text, which "
+        "carries no structured content; clients reject such a result: add busy: with a mapping "
+        "that fits output (like {restarted: false, reason: ...})",
     )
 
 

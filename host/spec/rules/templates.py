@@ -3,7 +3,8 @@
 Checked: ``missing``, ``message``, ``when`` (a bare expression), every string inside a RESULT
 (``declined``/``cancelled``/``unticked``, and an approve's ``rejected``/``expired``, which may
 also use the question's own name, as in ``{{ pick.action }}``; and a read-only tool's
-``result:``) and template-valued ``enum`` options.
+``result:``), template-valued ``enum`` options, and an act's ``lock:`` names and ``busy:``
+result (names in scope at the act).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from jinja2 import TemplateSyntaxError
 
 from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
-from host.spec.model import Approve, Ask, Confirm, Read
+from host.spec.model import Act, Approve, Ask, Confirm, Read
 from host.spec.rulebook import did_you_mean, error, one_of
 from host.spec.rules.facts import ToolFacts
 from host.spec.scope import CALLER, Name, Scopes, maybe_fix, maybe_reason
@@ -41,6 +42,8 @@ def template_sites(doc: ToolDoc) -> Iterator[tuple[int, YPath, str, bool, bool]]
         base: YPath = ("steps", index)
         if isinstance(step, Read) and step.missing is not None:
             yield index, (*base, "missing"), step.missing, False, False
+        if isinstance(step, Act):
+            yield from _act_sites(index, raw, base)
         if not isinstance(step, Ask | Confirm | Approve):
             continue
         yield index, (*base, "message"), step.message, False, False
@@ -67,6 +70,19 @@ def template_sites(doc: ToolDoc) -> Iterator[tuple[int, YPath, str, bool, bool]]
         # NOTE: a read-only tool's result is rendered after its last step, from every name.
         for path, text in _strings(data["result"], ("result",)):
             yield len(doc.tool.steps), path, text, False, True
+
+
+def _act_sites(
+    index: int, raw: dict[str, Any], base: YPath
+) -> Iterator[tuple[int, YPath, str, bool, bool]]:
+    """An act's ``lock:`` names (each read as ``{{ name }}`` would be) and its ``busy:``."""
+    lock = raw.get("lock")
+    for i, name in enumerate(lock if isinstance(lock, list) else ()):
+        if isinstance(name, str):
+            yield index, (*base, "lock", i), f"{{{{ {name} }}}}", False, False
+    if "busy" in raw:
+        for path, text in _strings(raw["busy"], (*base, "busy")):
+            yield index, path, text, False, True
 
 
 def _strings(value: Any, path: YPath) -> Iterator[tuple[YPath, str]]:
@@ -143,7 +159,10 @@ def check_templates(facts: ToolFacts) -> list[Diagnostic]:
         for name in sorted((used & set(scope)) - guarded - _GLOBALS):
             if not scope[name].definite:
                 where = locs.word(path, name)
-                found.append(error(where, "template-optional", _maybe(scope[name], expression)))
+                message = (
+                    _maybe_lock(scope[name]) if site == "lock" else _maybe(scope[name], expression)
+                )
+                found.append(error(where, "template-optional", message))
     return found
 
 
@@ -152,6 +171,14 @@ def _bare(source: str) -> str:
     inner = source.strip()
     inner = inner.removeprefix("{{").removesuffix("}}").strip()
     return inner.removeprefix("-").removesuffix("-").strip() or "agent is undefined"
+
+
+def _maybe_lock(name: Name) -> str:
+    """``template-optional`` for a ``lock:`` name: the lock's key needs every value."""
+    return (
+        f"'{name.name}' may be undefined here ({maybe_reason(name)}), and a lock's key needs "
+        f"the value of each of its names; leave it out of lock:{maybe_fix(name)}"
+    )
 
 
 def _maybe(name: Name, expression: bool) -> str:
