@@ -9,8 +9,6 @@ completes with the act's result.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -24,17 +22,11 @@ from mcp.client.streamable_http import create_mcp_http_client, streamable_http_c
 from mcp.types import ElicitResult
 
 from support.approvals import SPECS, Site, make_tokens, unique
-from support.paths import ROOT
-from support.servers import clean_env, host_serve
+from support.node import TS_PACKAGES, TS_V2_PACKAGES, run_script
+from support.servers import host_serve
 
 pytestmark = pytest.mark.served
 
-NODE = Path(
-    os.environ.get("HOST_TEST_NODE")
-    or ROOT / ".cache" / "conformance" / "node22" / "node_modules" / ".bin" / "node"
-)
-TS_PACKAGES = ROOT / ".cache" / "ts-client" / "node_modules"
-TS_V2_PACKAGES = ROOT / ".cache" / "ts-client-v2" / "node_modules"
 
 #: The v2 client, pinned to 2026-07-28 (or on the legacy handshake with MCP_MODE=legacy).
 TS_V2_SCRIPT = """
@@ -146,22 +138,10 @@ def test_the_python_sdk_waits_then_completes(site: Site, mode: str) -> None:
 def test_the_typescript_sdk_waits_then_completes(
     site: Site, tmp_path: Path, packages: Path, code: str, revision: str
 ) -> None:
-    if not NODE.exists() or not (packages / "@modelcontextprotocol").is_dir():
-        pytest.fail(
-            "needs Node.js 22 and the TypeScript SDK: run tests/clients/ts/install",
-            pytrace=False,
-        )
     service = unique("ts")
-    (tmp_path / "node_modules").symlink_to(packages)
-    script = tmp_path / "restart.mjs"
-    script.write_text(code)
     approver = approve_when_asked(site, service)
-
-    done = subprocess.run(
-        [str(NODE), str(script)], capture_output=True, text=True, timeout=90, cwd=tmp_path,
-        env=clean_env(HOST_TOKEN=site.tokens["alice"], MCP_URL=f"{site.servers[0].url}/mcp",
-                      SERVICE=service),
-    )  # fmt: skip
+    done = run_script(tmp_path, packages, code, HOST_TOKEN=site.tokens["alice"],
+                      MCP_URL=f"{site.servers[0].url}/mcp", SERVICE=service)  # fmt: skip
     approver.join(10)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()

@@ -33,6 +33,7 @@ from host.observers.audit import LATE_CANCEL
 from host.store import open_store
 from host.store.records import AuditRecord
 from support.helpdesk import copy_helpdesk
+from support.node import TS_PACKAGES, TS_V2_PACKAGES, run_script
 from support.servers import Server, host_serve
 from support.waiting import wait_until
 from support.wire import send, sse
@@ -199,6 +200,68 @@ def python_sdk_client(server: Server, ticket: str) -> None:
                 await anyio.sleep(0.5)  # NOTE: the late answer's POST goes out
 
     anyio.run(main)
+
+
+#: The TypeScript clients as users run them, with a 1 s timeout instead of the default 60 s: the
+#: call times out (the client sends notifications/cancelled), then the user's yes arrives.
+TS_LATE_YES = {
+    "sdk-1.x": """
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+const client = new Client({ name: "late", version: "1.0.0" },
+  { capabilities: { elicitation: { form: {} } } });
+const call = (params) => client.callTool(params, undefined, { timeout: 1000 });
+""",
+    "client-2.x": """
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+const ElicitRequestSchema = "elicitation/create";
+const client = new Client({ name: "late", version: "1.0.0" },
+  { capabilities: { elicitation: { form: {} } } });
+const call = (params) => client.callTool(params, { timeout: 1000 });
+""",
+}
+TS_DRIVE = """
+let answered;
+const late = new Promise((resolve) => { answered = resolve; });
+client.setRequestHandler(ElicitRequestSchema, async () => {
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  setTimeout(answered, 1000);
+  return { action: "accept", content: { confirm: true } };
+});
+await client.connect(new StreamableHTTPClientTransport(new URL(process.env.MCP_URL)));
+try {
+  await call({ name: "close_ticket", arguments: { id: process.env.TICKET } });
+  console.log("answered");
+} catch (error) {
+  console.log(`gave up: ${error.message}`);
+}
+await late;
+await client.close();
+"""
+
+
+def typescript_client(packages: Path, code: str, folder: Path) -> Callable[[Server, str], None]:
+    """A TypeScript client that gives up after 1 s, and whose user says yes after 2 s."""
+
+    def drive(server: Server, ticket: str) -> None:
+        done = run_script(folder, packages, code + TS_DRIVE,
+                          MCP_URL=f"http://127.0.0.1:{server.port}/mcp", TICKET=ticket)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("gave up: "), done.stdout
+
+    return drive
+
+
+@pytest.mark.parametrize(
+    ("client", "packages", "ticket"),
+    [("sdk-1.x", TS_PACKAGES, "T-3"), ("client-2.x", TS_V2_PACKAGES, "T-4")],
+)
+def test_the_typescript_clients_cancel_on_timeout_and_their_late_answer_acts_nothing(
+    site: Site, tmp_path: Path, client: str, packages: Path, ticket: str
+) -> None:
+    late_answer_scenario(site, ticket, typescript_client(packages, TS_LATE_YES[client], tmp_path))
+    assert site.server.log_lines("call_cancelled")
 
 
 def test_a_late_answer_after_a_cancel_on_another_worker_acts_nothing(site: Site) -> None:
