@@ -10,7 +10,6 @@ the header, or the command that launches ``host stdio``) and connected to with t
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -25,6 +24,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from mcp.types import ElicitResult
 
+from support.node import NODE, TS_PACKAGES
 from support.paths import ROOT
 from support.servers import Server, clean_env, host_serve
 
@@ -40,11 +40,6 @@ TOOLS = [
     "rollback_deploy",
     "service_status",
 ]
-NODE = Path(
-    os.environ.get("HOST_TEST_NODE")
-    or ROOT / ".cache" / "conformance" / "node22" / "node_modules" / ".bin" / "node"
-)
-TS_PACKAGES = ROOT / ".cache" / "ts-client" / "node_modules"
 
 
 def block(language: str, containing: str) -> str:
