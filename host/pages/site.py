@@ -7,15 +7,19 @@ import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import falcon
 
 from host.auth import Authenticator
-from host.auth.browser import OidcSignIn
 from host.pages.render import Pages
 from host.pages.service import Inbox
 from host.pages.session import Session, Sessions
+
+if TYPE_CHECKING:
+    # NOTE: only for the annotation: the sign-in's libraries (the auth extra) are imported when
+    # a host with an issuer mounts it, so a host without the extra serves as before.
+    from host.auth.browser import OidcSignIn
 
 __all__ = ["Site", "guarded", "safe_next"]
 

@@ -208,6 +208,22 @@ def test_an_issuer_without_pyjwt_says_what_to_install(tmp_path: Path) -> None:
     assert "(the auth extra; in a clone of the host: pip install -e '.[auth]')" in done.stdout
 
 
+def test_host_serve_and_the_app_need_no_auth_extra() -> None:
+    # The README's first command installs no extra: PyJWT, Authlib and httpx may all be missing.
+    code = (
+        "import sys\n"
+        "for name in ('jwt', 'authlib', 'httpx'):\n"
+        "    sys.modules[name] = None\n"
+        "import host.commands.serve, host.web.app, host.pages\n"
+        "print('ok')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT, env=clean_env(), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.stdout.strip() == "ok", done.stderr
+
+
 def test_importing_host_auth_does_not_import_pyjwt() -> None:
     done = subprocess.run(
         [sys.executable, "-c", "import sys, host.auth; print('jwt' in sys.modules)"],
