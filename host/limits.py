@@ -46,8 +46,8 @@ class LimitSettings:
         calls_in_flight: Requests one principal may have in flight in one worker.
         handler_threads: Handler pool threads one principal's handlers may hold in one worker.
         streams_per_session: GET streams one legacy session may hold open in one worker.
-        record_max: Bytes of arguments, or of one answer, kept whole in an audit record; larger
-            ones are kept as their digest, size and a prefix.
+        record_max: Bytes of arguments, or of one answer's content, kept whole in an audit record;
+            larger ones are kept as their digest, size and a prefix.
     """
 
     calls_in_flight: int = 64

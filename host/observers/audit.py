@@ -101,13 +101,14 @@ def outcome_of(event: Round) -> str:
 def audit_record(event: Round, now: float, most: int = DEFAULT_RECORD_MAX) -> AuditRecord:
     """The record of the call ``event`` ended, at ``now`` (Unix time), fields redacted.
 
-    Arguments, and each answer, over ``most`` bytes of JSON are kept bounded (:mod:`.bounded`).
+    Arguments, and each answer's content, over ``most`` bytes of JSON are kept bounded
+    (:mod:`host.observers.bounded`).
     """
     hidden = event.redact
     answers = {
-        key: bounded(
-            _answer(answer, hidden) if isinstance(answer, Mapping) else _storable(answer), most
-        )
+        key: _answer(answer, hidden, most)
+        if isinstance(answer, Mapping)
+        else bounded(_storable(answer), most)
         for key, answer in event.call_answers.items()
     }
     approvals = []
@@ -172,11 +173,12 @@ def _storable(value: Any) -> Any:
     return value
 
 
-def _answer(answer: Mapping[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
+def _answer(answer: Mapping[str, Any], hidden: frozenset[str], most: int) -> dict[str, Any]:
+    """An answer as kept: its action whole, its content redacted and bounded."""
     kept: dict[str, Any] = {"action": _storable(answer.get("action"))}
     content = answer.get("content")
     if isinstance(content, Mapping):
-        kept["content"] = _redacted(content, hidden)
+        kept["content"] = bounded(_redacted(content, hidden), most)
     return kept
 
 

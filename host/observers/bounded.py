@@ -1,7 +1,7 @@
 """Bounded audit values: a value too large to keep whole is kept as its digest, size and prefix.
 
-A caller must not grow the store by sending large arguments: each record's arguments, and each of
-its answers, are kept whole up to ``HOST_RECORD_MAX`` bytes of JSON; a larger one is kept as
+A caller must not grow the store by sending large arguments: each record's arguments, and each
+answer's content, are kept whole up to ``HOST_RECORD_MAX`` bytes of JSON; a larger one is kept as
 ``{"bounded": {"sha256", "bytes", "prefix"}}``, which still tells a review what was sent (the
 digest matches the client's copy) at a fixed cost.
 """

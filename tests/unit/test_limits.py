@@ -17,9 +17,11 @@ from host.errors import ProtocolError, SettingsError
 from host.limits import CALLER, LIMIT_EXCEEDED, LimitSettings, Slots
 from host.machine import Outcome
 from host.machine.timing import Runner
+from host.observers.audit import audit_record
 from host.observers.bounded import BOUNDED, PREFIX_BYTES, bounded
 from host.protocol import acts as acts_module
 from host.protocol.acts import Acts
+from host.protocol.events import Round
 from host.settings import Settings
 from host.store import open_store
 
@@ -136,3 +138,15 @@ def test_a_large_value_is_kept_as_digest_size_and_prefix() -> None:
     assert len(kept["sha256"]) == 64
     assert len(kept["prefix"].encode()) <= PREFIX_BYTES
     assert data.decode().startswith(kept["prefix"])
+
+
+def test_an_audit_record_keeps_large_arguments_and_answer_contents_bounded() -> None:
+    event = Round("ping", 0, "alice", 0.0, ends=True, nonce="n1")
+    event.arguments = {"text": "x" * 20_000, "n": 1}
+    event.call_answers = {"note": {"action": "accept", "content": {"note": "y" * 20_000}}}
+    record = audit_record(event, 1.0, 16384)
+    assert set(record.arguments) == {BOUNDED}
+    assert record.answers["note"]["action"] == "accept"
+    assert set(record.answers["note"]["content"]) == {BOUNDED}
+    small = audit_record(event, 1.0, 100_000)
+    assert small.arguments == event.arguments
