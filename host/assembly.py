@@ -118,7 +118,7 @@ def assemble(
         log.warning("the store can lose records: %s", risk, extra={"event": "store_risk"})
     chosen = (
         *(observers_for(settings) if observers is None else observers),
-        AuditObserver(store, settings.audit_retention_s),
+        AuditObserver(store, settings.audit_retention_s, record_max=settings.limits.record_max),
     )
     webhook = ApprovalsWebhook(settings.approvals)
     metrics = _metrics(chosen)

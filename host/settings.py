@@ -24,6 +24,7 @@ HOST_ALLOWED_ORIGINS   Browser origins allowed to call, comma-separated; ``*`` a
                        ``http(s)://localhost``, ``127.0.0.1`` and ``[::1]`` on any port. Requests
                        without an ``Origin`` header (not from a browser) are always allowed.
 HOST_MAX_BODY          Largest request body in bytes (1048576); larger gets HTTP 413.
+HOST_LIMIT_*           Limits per caller, and HOST_RECORD_MAX (see :mod:`host.limits`).
 HOST_ELICITATION       ``off``: no tool may ask the user, whatever the specs say (the kill switch
                        for a whole deployment); ``on`` (the default) leaves it to the specs.
 HOST_METRICS           ``off``: no ``/metrics`` route and nothing collected; ``on`` (the default).
@@ -42,6 +43,7 @@ from pathlib import Path
 from host.approvals.settings import ApprovalSettings
 from host.auth.settings import AuthSettings
 from host.errors import SettingsError
+from host.limits import LimitSettings
 from host.protocol.legacy.sessions import LegacyOptions
 from host.spec.durations import DurationError, parse_duration
 from host.spec.paths import default_handlers_dir
@@ -79,6 +81,7 @@ class Settings:
         metrics: False for ``HOST_METRICS=off``: no ``/metrics`` and no collection.
         audit_retention_s: How long audit records are kept (``HOST_AUDIT_RETENTION``).
         approvals: Approval requests' webhook, links and limit (:mod:`host.approvals.settings`).
+        limits: Limits per caller, and the audit records' bound (:mod:`host.limits`).
     """
 
     specs_dir: Path = Path("specs")
@@ -98,6 +101,7 @@ class Settings:
     metrics: bool = True
     audit_retention_s: float = DEFAULT_AUDIT_RETENTION_S
     approvals: ApprovalSettings = field(default_factory=ApprovalSettings)
+    limits: LimitSettings = field(default_factory=LimitSettings)
 
     def __post_init__(self) -> None:
         short = [i for i, key in enumerate(self.secrets, 1) if len(key) < MIN_SECRET]
@@ -158,6 +162,7 @@ class Settings:
             metrics=_switch(env, "HOST_METRICS", "serve /metrics", "collect nothing"),
             audit_retention_s=_duration(env, "HOST_AUDIT_RETENTION", DEFAULT_AUDIT_RETENTION_S),
             approvals=ApprovalSettings.from_env(env, auth.browser.public_url),
+            limits=LimitSettings.from_env(env),
         )
 
     def legacy(self) -> LegacyOptions:

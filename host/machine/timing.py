@@ -20,6 +20,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TypeVar
 
 from host.errors import HandlerTimeout
+from host.limits import CALLER, Slots, limit_error
 
 __all__ = ["DEFAULT_ACT_S", "DEFAULT_READ_S", "RUNNER", "HandlerTimeout", "Runner"]
 
@@ -43,10 +44,29 @@ class Runner:
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
         self._pid = -1
+        self._callers: Slots | None = None
+
+    def limit_callers(self, most: int | None) -> None:
+        """Let one limited principal (:data:`host.limits.CALLER`) hold at most ``most`` threads."""
+        self._callers = Slots(most) if most is not None else None
 
     def submit(self, call: Callable[[], T]) -> Future[T]:
-        """Start ``call`` on a pool thread."""
-        return self._executor().submit(call)
+        """Start ``call`` on a pool thread, within its caller's share of the pool.
+
+        Raises:
+            ProtocolError: HTTP 429: the request's principal holds its share of threads already
+                (handlers of its that outran their callers still hold theirs).
+        """
+        callers, caller = self._callers, CALLER.get()
+        if callers is None or caller is None:
+            return self._executor().submit(call)
+        if not callers.take(caller):
+            raise limit_error("handler_threads", callers.most, "HOST_LIMIT_HANDLER_THREADS", caller)
+        future = self._executor().submit(call)
+        # NOTE: given back when the handler returns (or is dropped unstarted), not when its
+        # caller is answered: a hanging handler goes on holding its share.
+        future.add_done_callback(lambda _: callers.give(caller))
+        return future
 
     def call(self, call: Callable[[], T], limit_s: float) -> T:
         """``call()``'s value, if it comes within ``limit_s`` seconds.
@@ -59,6 +79,8 @@ class Runner:
         try:
             return future.result(timeout=limit_s)
         except FutureTimeout:
+            # NOTE: one still queued for a thread is dropped: it would start with nobody waiting.
+            future.cancel()
             raise HandlerTimeout(limit_s) from None
 
     def _executor(self) -> ThreadPoolExecutor:

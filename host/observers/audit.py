@@ -50,8 +50,10 @@ from typing import Any
 
 from host import ids
 from host.errors import StoreError
+from host.limits import LimitSettings
 from host.machine import Decided
 from host.observers.batches import Batches
+from host.observers.bounded import bounded
 from host.protocol.events import Refusal, Round
 from host.store import Store
 from host.store.records import ACTED, ENDED, AuditRecord, approval_id, call_id
@@ -70,6 +72,8 @@ LATE_CANCEL = "cancelled by the client while the act ran: too late, the act was 
 
 #: How often one process prunes records past the retention period, at most.
 PRUNE_EVERY_S = 3600.0
+#: Bytes of arguments, or of one answer, kept whole by default (``HOST_RECORD_MAX``).
+DEFAULT_RECORD_MAX = LimitSettings.record_max
 
 
 def outcome_of(event: Round) -> str:
@@ -95,11 +99,17 @@ def outcome_of(event: Round) -> str:
     return "error"
 
 
-def audit_record(event: Round, now: float) -> AuditRecord:
-    """The record of the call ``event`` ended, at ``now`` (Unix time), fields redacted."""
+def audit_record(event: Round, now: float, most: int = DEFAULT_RECORD_MAX) -> AuditRecord:
+    """The record of the call ``event`` ended, at ``now`` (Unix time), fields redacted.
+
+    Arguments, and each answer's content, over ``most`` bytes of JSON are kept bounded
+    (:mod:`host.observers.bounded`).
+    """
     hidden = event.redact
     answers = {
-        key: _answer(answer, hidden) if isinstance(answer, Mapping) else _storable(answer)
+        key: _answer(answer, hidden, most)
+        if isinstance(answer, Mapping)
+        else bounded(_storable(answer), most)
         for key, answer in event.call_answers.items()
     }
     approvals = []
@@ -120,7 +130,7 @@ def audit_record(event: Round, now: float) -> AuditRecord:
         _storable(event.principal),
         event.tool,
         outcome_of(event),
-        arguments=_redacted(event.arguments, hidden),
+        arguments=bounded(_redacted(event.arguments, hidden), most),
         answers=answers,
         approvals=tuple(approvals),
         acted=event.acted or event.replayed,
@@ -164,11 +174,12 @@ def _storable(value: Any) -> Any:
     return value
 
 
-def _answer(answer: Mapping[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
+def _answer(answer: Mapping[str, Any], hidden: frozenset[str], most: int) -> dict[str, Any]:
+    """An answer as kept: its action whole, its content redacted and bounded."""
     kept: dict[str, Any] = {"action": _storable(answer.get("action"))}
     content = answer.get("content")
     if isinstance(content, Mapping):
-        kept["content"] = _redacted(content, hidden)
+        kept["content"] = bounded(_redacted(content, hidden), most)
     return kept
 
 
@@ -179,11 +190,20 @@ class AuditObserver:
         store: The shared store.
         retention_s: How long records are kept.
         window_s: How long records are gathered into one write.
+        record_max: Bytes of arguments, or of one answer, kept whole (larger: bounded).
     """
 
-    def __init__(self, store: Store, retention_s: float, *, window_s: float = 0.005) -> None:
+    def __init__(
+        self,
+        store: Store,
+        retention_s: float,
+        *,
+        window_s: float = 0.005,
+        record_max: int = DEFAULT_RECORD_MAX,
+    ) -> None:
         self.store = store
         self.retention_s = retention_s
+        self.record_max = record_max
         self._next_prune = 0.0
         self._batches: Batches[tuple[Round, float]] = Batches(
             self._write, "host-audit", window_s=window_s
@@ -214,7 +234,7 @@ class AuditObserver:
 
     def _write(self, ended: Sequence[tuple[Round, float]]) -> None:
         """Write one batch of records (on the writer's thread), one by one if the batch fails."""
-        records = [(audit_record(event, now), event) for event, now in ended]
+        records = [(audit_record(event, now, self.record_max), event) for event, now in ended]
         try:
             self._store(records)
         except Exception as exc:

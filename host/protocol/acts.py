@@ -17,13 +17,14 @@ under its time limit without a claim.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
 
 from host import ids
-from host.errors import StoreError
+from host.errors import ProtocolError, StoreError
 from host.machine import Outcome
 from host.machine.timing import RUNNER
 from host.store import ActClaim, ActState, Store
@@ -67,11 +68,19 @@ class Acts:
             if isinstance(claimed, ActState):
                 # NOTE: a concurrent copy of this final round won the claim.
                 return self._settled(nonce, claimed, tool)
-            future = RUNNER.submit(lambda: self._run(claimed, act, tool))
+            try:
+                future = RUNNER.submit(lambda: self._run(claimed, act, tool))
+            except ProtocolError:
+                _record_not_started(claimed, tool, limit_s)
+                raise
             try:
                 return future.result(timeout=limit_s)
             except FutureTimeout:
-                return _still_running(tool, limit_s, claimed.incident)
+                if not future.cancel():
+                    return _still_running(tool, limit_s, claimed.incident)
+            # NOTE: the act was still queued for a pool thread: it never starts, and its claim
+            # records that, so a retry is told it did not run (never "running", never later).
+            return _record_not_started(claimed, tool, limit_s)
 
         return once
 
@@ -99,6 +108,8 @@ class Acts:
             try:
                 return future.result(timeout=limit_s)
             except FutureTimeout:
+                if future.cancel():
+                    return _not_started(tool, limit_s)
                 incident = _incident()
                 log.warning(
                     "an act ran past its time limit",
@@ -165,6 +176,27 @@ def _report(state: ActState, tool: str) -> Outcome:
         incident=state.incident,
     )
     return replace(lost, acted=True, replayed=True)
+
+
+def _record_not_started(claim: ActClaim, tool: str, limit_s: float) -> Outcome:
+    """Record under ``claim`` that its act never started, so retries are told so."""
+    outcome = _not_started(tool, limit_s)
+    # NOTE: a failed write leaves the claim reading lost: the act still never runs for this call.
+    with contextlib.suppress(StoreError):
+        claim.record(outcome.to_json())
+    return outcome
+
+
+def _not_started(tool: str, limit_s: float) -> Outcome:
+    """The act waited for a pool thread past its limit and was dropped: it did not run."""
+    log.warning(
+        "an act was dropped before it started",
+        extra={"event": "act_not_started", "tool": tool},
+    )
+    return Outcome.error(
+        f"The action of {tool} did not run: the host was too busy to start it within "
+        f"{limit_s:g} seconds, and it will not start later. It is safe to call again.",
+    )
 
 
 def _still_running(tool: str, limit_s: float | None, incident: str) -> Outcome:

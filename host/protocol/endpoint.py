@@ -167,7 +167,7 @@ class Endpoint:
             # NOTE: a notification gets no response, but over HTTP its error status carries a
             # JSON-RPC error with a null id, so the client can read why (stdio drops it).
             error_body = failure(request_id, exc)
-            headers = {"Retry-After": str(RETRY_AFTER_S)} if exc.http_status == 429 else {}
+            headers = {"Retry-After": _retry_after(exc)} if exc.http_status == 429 else {}
             return Reply(exc.http_status, error_body, headers, scopes=scopes)
         except StoreError as exc:
             return _unavailable(message.method, request_id, exc)
@@ -189,6 +189,12 @@ class Endpoint:
             return _unavailable(None, None, exc)
         except Exception:
             return _internal_error(None, None)
+
+
+def _retry_after(exc: ProtocolError) -> str:
+    """The seconds a limit's error names (``data.retryAfter``), else the usual wait."""
+    data = exc.data if isinstance(exc.data, dict) else {}
+    return str(data.get("retryAfter", RETRY_AFTER_S))
 
 
 def _unavailable(method: str | None, request_id: Any, exc: StoreError) -> Reply:

@@ -18,21 +18,19 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from host.errors import ProtocolError
+from host.limits import LIMIT_EXCEEDED
 from host.machine import Machine, ProgressSink
 from host.machine.gate import ApprovalAsk, Decided
 from host.protocol.digests import digest
 from host.store import Store
 from host.store.requests import ApprovalRequest, new_request_id
 
-__all__ = ["LIMIT_EXCEEDED", "REDACTED", "StoreGate"]
+__all__ = ["REDACTED", "StoreGate"]
 
 log = logging.getLogger("host.protocol")
 
 REDACTED = "[redacted]"
 """What a redacted field reads as where approvers see the request."""
-
-#: The JSON-RPC error of a request over a per-caller limit (HTTP 429).
-LIMIT_EXCEEDED = -32029
 
 #: How often a waiting call reports how it stands, when the client asked for progress.
 REPORT_EVERY_S = 5.0

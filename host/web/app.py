@@ -19,13 +19,16 @@ import falcon
 
 from host.assembly import Assembly, assemble, ensure_secret
 from host.auth import Authenticator, Identity, protected_resource_paths
-from host.errors import SettingsError
+from host.errors import ProtocolError, SettingsError
+from host.limits import CALLER
 from host.machine import Machine
+from host.machine.timing import RUNNER
 from host.pages import EMPTY_INBOX, Inbox, mount_pages
 from host.protocol import Endpoint, Reply, RequestContext
-from host.protocol.jsonrpc import INVALID_REQUEST, error, failure
+from host.protocol.jsonrpc import INVALID_REQUEST, error, failure, request_id_of
 from host.settings import Settings
 from host.spec.model import Project
+from host.web.admission import Admission, Held
 from host.web.approvals_api import add_approvals_api
 from host.web.auth import Gate, MetadataResource
 from host.web.lifecycle import STOPPING, client_gone
@@ -123,7 +126,7 @@ class McpResource:
 
     Args:
         endpoint: The protocol endpoint.
-        settings: For the allowed origins and the body limit.
+        settings: For the allowed origins, the body limit and the limits per caller.
         gate: Who may call (every request, every method, authenticated first).
     """
 
@@ -131,6 +134,25 @@ class McpResource:
         self.endpoint = endpoint
         self.settings = settings
         self.gate = gate
+        self.admission = Admission(settings.limits, gate.authenticator.enabled)
+
+    def _admit(
+        self, resp: falcon.Response, identity: Identity, session: str | None, request_id: Any
+    ) -> Held | None:
+        """The slots of a request within its caller's limits; None after answering 429."""
+        try:
+            return self.admission.enter(identity, session)
+        except ProtocolError as exc:
+            log.info(
+                "request over a limit",
+                extra={"event": "limit_refused", "principal": identity.principal,
+                       "reason": exc.message},
+            )  # fmt: skip
+            resp.status = exc.http_status
+            resp.set_header("Retry-After", str(exc.data["retryAfter"]))
+            resp.content_type = falcon.MEDIA_JSON
+            resp.text = json.dumps(failure(request_id, exc))
+            return None
 
     def _caller(self, req: falcon.Request, resp: falcon.Response) -> Identity | None:
         """The caller, once the origin and the token are checked; None when refused."""
@@ -170,12 +192,20 @@ class McpResource:
         if "text/event-stream" not in accept.lower():
             _json_error(resp, 406, "Not acceptable: the Accept header must allow text/event-stream")
             return
+        held = self._admit(resp, identity, req.get_header("Mcp-Session-Id"), None)
+        if held is None:
+            return
         gone = client_gone(req.env)
-        reply = self.endpoint.listen(request_context(req, identity), STOPPING, gone)
+        try:
+            reply = self.endpoint.listen(request_context(req, identity), STOPPING, gone)
+        except BaseException:
+            held.close()
+            raise
         if reply is None:
+            held.close()
             self._not_allowed(req, resp)
             return
-        self._write(resp, reply)
+        self._write(resp, reply, held)
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response) -> None:
         """End the legacy session ``Mcp-Session-Id`` names (204); 405 without one.
@@ -211,7 +241,18 @@ class McpResource:
         body = self._read_body(req, resp)
         if body is None:
             return
-        self._write(resp, self.endpoint.handle(body, request_context(req, identity)))
+        held = self._admit(resp, identity, None, request_id_of(body))
+        if held is None:
+            return
+        token = CALLER.set(held.principal)
+        try:
+            reply = self.endpoint.handle(body, request_context(req, identity))
+        except BaseException:
+            held.close()
+            raise
+        finally:
+            CALLER.reset(token)
+        self._write(resp, reply, held)
 
     def _read_body(self, req: falcon.Request, resp: falcon.Response) -> bytes | None:
         limit = self.settings.max_body
@@ -229,7 +270,9 @@ class McpResource:
             return None
         return body
 
-    def _write(self, resp: falcon.Response, reply: Reply) -> None:
+    def _write(self, resp: falcon.Response, reply: Reply, held: Held | None = None) -> None:
+        if held is not None and reply.stream is None:
+            held.close()
         resp.status = reply.status
         if reply.scopes:
             self.gate.forbid(resp, reply.scopes)
@@ -237,7 +280,7 @@ class McpResource:
             resp.set_header(name, value)
         if reply.stream is not None:
             resp.content_type = "text/event-stream"
-            resp.stream = reply.stream
+            resp.stream = held.stream(reply.stream) if held is not None else reply.stream
         elif reply.body is not None:
             resp.content_type = falcon.MEDIA_JSON
             resp.text = json.dumps(reply.body, ensure_ascii=False)
@@ -317,6 +360,7 @@ def build_app(
         served.store.close()
         raise SettingsError(NO_APPROVERS.format(tools=", ".join(approving)), "HOST_AUTH_ISSUER")
     gate = Gate(authenticator, scopes, observers=served.observers)
+    RUNNER.limit_callers(settings.limits.handler_threads if authenticator.enabled else None)
     app: falcon.App[falcon.Request, falcon.Response] = falcon.App()
     app.add_route("/mcp", McpResource(served.endpoint, settings, gate))
     if authenticator.enabled and served.approvals is not None:
