@@ -205,6 +205,8 @@ def test_signed_in_with_the_issuer_the_caller_cannot_approve_her_own(
             form={"csrf": csrf, "verdict": "approve", "reason": "mine"}, max_redirects=0,
         )  # fmt: skip
         assert forged.status == 403 and "Not yours to decide" in forged.text()
+        page.goto(url + "/approvals/sign-out")  # a link signs nobody out: back to the inbox
+        expect(page.get_by_role("heading", name="Waiting for you")).to_be_visible()
     status, body = site.api("bob", "GET", f"/{pending['request']}")
     assert status == 200 and body["status"] == "pending" and body["approved_by"] == []
     assert site.acted(service) == []
