@@ -138,3 +138,8 @@ class SignOutResource:
             return
         self.site.sessions.end(resp)
         self.site.pages.redirect(resp, "/approvals/sign-in")
+
+    @guarded
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        """Back to the inbox: a link or a bookmark may not end a session (only the form may)."""
+        self.site.pages.redirect(resp, "/approvals")

@@ -2,13 +2,13 @@
 
 The host is ``tests/support/pages_app.py`` under gunicorn (one worker: its inbox is a
 :class:`MemoryApprovals` in memory), with static tokens and the mock issuer's OpenID Connect
-client both configured. ``HOST_TEST_SCREENSHOTS=1`` writes the screenshots to docs/images/.
+client both configured. Its screenshots stay in the test's tmp folder: the manual's come from the
+real inbox (test_inbox_e2e.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -30,8 +30,6 @@ from support.servers import clean_env, free_port, stop
 __all__ = ["chromium", "playwright"]  # the fixtures, used by name
 
 pytestmark = [pytest.mark.browser, pytest.mark.served]
-
-SHOTS = ROOT / "docs" / "images"
 
 
 class Served:
@@ -127,8 +125,7 @@ def no_horizontal_scroll(page: Page) -> None:
 
 def shot(page: Page, tmp_path: Path, name: str) -> None:
     # NOTE: in CSS pixels, so a phone's screenshot is 390 wide whatever its pixel ratio.
-    where = SHOTS if os.environ.get("HOST_TEST_SCREENSHOTS") == "1" else tmp_path
-    page.screenshot(path=str(where / name), full_page=True, scale="css")
+    page.screenshot(path=str(tmp_path / name), full_page=True, scale="css")
 
 
 def test_sign_in_with_the_issuer(
