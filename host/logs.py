@@ -7,7 +7,8 @@ Code logs with the standard :mod:`logging` API and puts its fields in ``extra``:
 and :class:`JsonFormatter` writes ``{"ts": ..., "level": "info", "logger": ..., "message": ...,
 "event": "tool_call", "tool": "close_ticket", "round": 2}``, with the traceback as a string when
 there is one. Never put answers' content, arguments or secrets in ``extra``: log lines leave the
-machine.
+machine. A line whose text may quote a redacted field (a handler's exception) carries the values
+to hide under :data:`SECRETS`: the formatter writes each as ``"[redacted]"``.
 """
 
 from __future__ import annotations
@@ -16,9 +17,20 @@ import json
 import logging
 import sys
 import time
+from collections.abc import Mapping
 from typing import Any, TextIO
 
-__all__ = ["JsonFormatter", "configure_logging"]
+__all__ = ["REDACTED", "SECRETS", "JsonFormatter", "configure_logging", "secret_values"]
+
+REDACTED = "[redacted]"
+"""What a redacted value reads as in a log line."""
+
+SECRETS = "_secrets"
+"""The ``extra`` key of the values a record's line must never show (redacted fields' values):
+each is written as ``"[redacted]"`` wherever the message, the traceback or a field quotes it."""
+
+#: Shorter values are not searched for: they would blot out line numbers and common words.
+MIN_SECRET = 3
 
 #: Attributes every LogRecord has; anything else on a record came from ``extra``.
 _STANDARD = frozenset(
@@ -31,6 +43,40 @@ _MARK = "_host_json_handler"
 
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
+def secret_values(values: Mapping[str, Any], hidden: frozenset[str]) -> tuple[str, ...]:
+    """The texts of the fields named in ``hidden`` (every string and number inside them)."""
+    found: list[str] = []
+
+    def collect(value: Any) -> None:
+        if isinstance(value, Mapping):
+            for item in value.values():
+                collect(item)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                collect(item)
+        elif isinstance(value, str | int | float) and not isinstance(value, bool):
+            text = str(value)
+            if len(text) >= MIN_SECRET:
+                found.append(text)
+
+    for name in hidden & values.keys():
+        collect(values[name])
+    # NOTE: longest first, so a value that contains another is hidden whole.
+    return tuple(sorted(set(found), key=len, reverse=True))
+
+
+def _scrub(value: Any, secrets: tuple[str, ...]) -> Any:
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, REDACTED)
+        return value
+    if isinstance(value, Mapping):
+        return {k: _scrub(v, secrets) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_scrub(v, secrets) for v in value]
+    return value
 
 
 class JsonFormatter(logging.Formatter):
@@ -65,6 +111,9 @@ class JsonFormatter(logging.Formatter):
             line["traceback"] = self.formatException(record.exc_info)
         elif record.exc_text:
             line["traceback"] = record.exc_text
+        secrets = getattr(record, SECRETS, None)
+        if secrets:
+            line = {k: _scrub(v, secrets) for k, v in line.items()}
         return _ENCODE(line)
 
 

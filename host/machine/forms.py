@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from host.errors import AnswerMismatch
-from host.machine.schemas import SchemaCheck
+from host.machine.schemas import SchemaCheck, error_message
 from host.spec.model import FormField
 from host.spec.templates import Renderer, compile_result, is_template
 
@@ -76,10 +76,17 @@ class Form:
         rendered: dict[str, Any] = self.renderer(scope)
         return rendered
 
-    def check(self, key: str, schema: dict[str, Any], content: Any) -> dict[str, Any]:
+    def check(
+        self,
+        key: str,
+        schema: dict[str, Any],
+        content: Any,
+        hidden: frozenset[str] = frozenset(),
+    ) -> dict[str, Any]:
         """Check an accepted answer's ``content`` against the form; return the fields to bind.
 
-        Fields the form does not ask for are dropped, and defaults fill fields left out.
+        Fields the form does not ask for are dropped, and defaults fill fields left out; the
+        errors of fields in ``hidden`` (redacted) name the rule, never the value.
 
         Raises:
             AnswerMismatch: the content is not an object, or a field is missing or mistyped.
@@ -95,7 +102,7 @@ class Form:
         errors = [
             {
                 "field": ".".join(str(p) for p in e.absolute_path) or _missing_field(e),
-                "message": e.message,
+                "message": error_message(e, hidden),
             }
             for e in sorted(validator.errors(known), key=lambda e: list(e.absolute_path))
         ]

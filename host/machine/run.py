@@ -15,6 +15,7 @@ from typing import Any
 
 from host import ids
 from host.errors import AnswerMismatch, ContentError, ProtocolError, StoreError, ToolError
+from host.logs import SECRETS, secret_values
 from host.machine.approve import ApproveStep, bind_approved, ended, pending, spent
 from host.machine.bind import Handler
 from host.machine.content import content_blocks
@@ -22,7 +23,7 @@ from host.machine.forms import Form
 from host.machine.gate import Decided
 from host.machine.locking import LockStep, locked
 from host.machine.remember import Approving, Remember
-from host.machine.schemas import SchemaCheck
+from host.machine.schemas import SchemaCheck, error_message
 from host.machine.timing import DEFAULT_ACT_S, DEFAULT_READ_S, RUNNER, HandlerTimeout
 from host.machine.types import (
     Answer,
@@ -178,7 +179,8 @@ class Machine:
         lines = []
         for error in errors:
             where = "/".join(str(p) for p in error.absolute_path)
-            lines.append(f"- {where}: {error.message}" if where else f"- {error.message}")
+            message = error_message(error, self.audit_redact)
+            lines.append(f"- {where}: {message}" if where else f"- {message}")
         return Outcome.error(
             f"Invalid arguments for tool {self.name}:\n"
             + "\n".join(lines)
@@ -217,7 +219,7 @@ class Machine:
         except ToolError as exc:
             return Outcome.error(exc.message)
         except Exception:
-            return self._incident(ctx)
+            return self._incident(ctx, scope)
 
     def _run(
         self, scope: dict[str, Any], answers: Answers, ctx: CallContext
@@ -286,7 +288,7 @@ class Machine:
             value = self._result(scope)
         else:
             value = scope.get(self._last_read) if self._last_read is not None else None
-        return self._checked(Outcome.from_value(value), ctx)
+        return self._checked(Outcome.from_value(value), ctx, scope)
 
     def _approve(
         self,
@@ -339,9 +341,8 @@ class Machine:
                 f"{step.timeout_s:g} seconds. Nothing was done; try again later."
             ) from None
 
-    @staticmethod
     def _apply(
-        step: QuestionStep, schema: dict[str, Any], answer: Answer, scope: dict[str, Any]
+        self, step: QuestionStep, schema: dict[str, Any], answer: Answer, scope: dict[str, Any]
     ) -> Ending | None:
         """Bind an answer into scope; return how the call ends, or None to go on."""
         action = answer.get("action") if isinstance(answer, Mapping) else None
@@ -355,7 +356,7 @@ class Machine:
                 step.name,
                 [{"field": "action", "message": "action must be accept, decline or cancel"}],
             )
-        content = step.form.check(step.name, schema, answer.get("content"))
+        content = step.form.check(step.name, schema, answer.get("content"), self.audit_redact)
         scope.update(content)
         scope[step.name] = {"action": "accept", "content": content}
         if step.confirm:
@@ -368,19 +369,19 @@ class Machine:
         try:
             value = act(scope, ctx)
             if self.returns == "value":
-                return self._checked(Outcome.from_value(value, acted=True), ctx)
+                return self._checked(Outcome.from_value(value, acted=True), ctx, scope)
         except ToolError as exc:
             return Outcome(Outcome.error(exc.message).content, is_error=True, acted=True)
         except Exception:
             # NOTE: the act started, and may have changed something before it failed.
-            return replace(self._incident(ctx), acted=True)
+            return replace(self._incident(ctx, scope), acted=True)
         try:
             return Outcome(content_blocks(value), acted=True)
         except ContentError as exc:
             # NOTE: the handler ran to its end (the act happened); only its result is unusable.
-            return replace(self._incident(ctx, str(exc)), acted=True)
+            return replace(self._incident(ctx, scope, str(exc)), acted=True)
 
-    def _checked(self, outcome: Outcome, ctx: CallContext) -> Outcome:
+    def _checked(self, outcome: Outcome, ctx: CallContext, scope: Mapping[str, Any]) -> Outcome:
         """The act's outcome, if its structured result fits the declared ``output`` schema.
 
         NOTE: MCP clients check ``structuredContent`` against ``outputSchema`` and reject the
@@ -393,11 +394,16 @@ class Machine:
             return outcome
         where = "/".join(str(p) for p in error.absolute_path) or "the result"
         problem = f"the result does not match the tool's output schema at {where}: {error.message}"
-        return replace(self._incident(ctx, problem), acted=outcome.acted)
+        return replace(self._incident(ctx, scope, problem), acted=outcome.acted)
 
-    def _incident(self, ctx: CallContext, problem: str | None = None) -> Outcome:
+    def _incident(
+        self, ctx: CallContext, scope: Mapping[str, Any], problem: str | None = None
+    ) -> Outcome:
         incident = ids.incident()
         fields = {"tool": self.name, "incident": incident, "round": ctx.round}
+        # NOTE: an exception's text (or a bad result) may quote a redacted value: the log
+        # line's formatter writes it as "[redacted]" (its traceback never shows frame locals).
+        fields[SECRETS] = secret_values(scope, self.audit_redact)
         if problem is None:
             log.exception("handler failed", extra=fields)
         else:

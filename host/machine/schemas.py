@@ -15,13 +15,14 @@ the host's own two schemas faster than fastjsonschema does, and knows only their
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
 import fastjsonschema
 from jsonschema import Draft202012Validator, ValidationError
 
-__all__ = ["SchemaCheck"]
+__all__ = ["SchemaCheck", "error_message"]
 
 #: Keywords whose draft-7 meaning is their 2020-12 meaning (``items`` only as one schema).
 _SAME = frozenset(
@@ -124,3 +125,17 @@ class SchemaCheck:
             self._fast = fastjsonschema.compile(self.schema, use_default=False, use_formats=False)
         except Exception:  # a schema the compiler cannot take: jsonschema alone, always
             self._fast = None
+
+
+def error_message(error: ValidationError, hidden: frozenset[str]) -> str:
+    """``error``'s message; for a field in ``hidden`` (redacted), the rule without the value.
+
+    NOTE: jsonschema quotes the instance (``'4417' is too long``); the message goes back to the
+    client and into the log, so a redacted field's is rebuilt from the rule alone.
+    """
+    path = list(error.absolute_path)
+    if not (path and path[0] in hidden):
+        return error.message
+    rule = json.dumps(error.validator_value, ensure_ascii=False, default=str)
+    shown = f" {rule}" if len(rule) <= 80 else ""
+    return f"the value (redacted) does not satisfy {error.validator}{shown}"

@@ -13,8 +13,11 @@ Which round's word is kept, for a call whose final round runs more than once:
 * an act still running past its time limit is recorded when its round ends: ``incident``,
   ``acted`` true, with the incident id the client and the log were given; its later result is
   not written back here (a retry returns it to the client);
-* an act whose worker died before anything was recorded is written by the first retry that
-  learns it: ``incident``, ``acted`` true;
+* an act about to run under its claim (a later round's) has its record written first, at once
+  and durably, as the act would be recorded if lost: ``incident``, ``acted`` true, with a note;
+  the round's own record replaces it when the round ends, so a worker killed while or right after
+  the act ran leaves that record, with no retry needed (a retry that learns the act was lost
+  writes the same outcome over it); a store that refuses it refuses the act (503);
 * a call that never ends (its client never sends the answers, a legacy question times out, the
   arguments do not fit the schema) writes no record: no step of it ran past its questions;
 * a request refused for its credentials (401: no valid token; 403: a scope missing) writes a
@@ -46,6 +49,7 @@ import math
 import re
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from host import ids
@@ -56,9 +60,9 @@ from host.observers.batches import Batches
 from host.observers.bounded import bounded
 from host.protocol.events import Refusal, Round
 from host.store import Store
-from host.store.records import ACTED, ENDED, AuditRecord, approval_id, call_id
+from host.store.records import ACTED, ENDED, STARTED, AuditRecord, approval_id, call_id
 
-__all__ = ["LATE_CANCEL", "REDACTED", "AuditObserver", "audit_record", "outcome_of"]
+__all__ = ["LATE_CANCEL", "LOST_NOTE", "REDACTED", "AuditObserver", "audit_record", "outcome_of"]
 
 log = logging.getLogger("host.audit")
 
@@ -66,6 +70,12 @@ REDACTED = "[redacted]"
 """What a redacted field's value reads as in the audit trail."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+LOST_NOTE = (
+    "the act started, and its worker stopped before the call's outcome was recorded: "
+    "check whether it took effect"
+)
+"""The note of a claimed act whose round never ended (its worker died while or after it ran)."""
 
 LATE_CANCEL = "cancelled by the client while the act ran: too late, the act was not interrupted"
 """The note of a call whose client cancelled it once its act had started."""
@@ -213,6 +223,21 @@ class AuditObserver:
         """Queue the call's record if this round ended it; nothing otherwise."""
         if event.ends:
             self._batches.put((event, time.time()))
+
+    def act_starting(self, event: Round, within_s: float) -> None:
+        """Write, now and durably, the record of a claimed act as if its worker died.
+
+        NOTE: off the batches: it must be in the store before the act starts. Its rank is the
+        lowest, so the call's own record, written when its round ends, replaces it; its time is
+        when the round would have ended by (the act's limit and a lease), and readers see it only
+        from then on, so a running act never reads as lost.
+
+        Raises:
+            host.errors.StoreError: The store refused it: the act must not run.
+        """
+        shown = time.time() + within_s + self.store.lease_s
+        record = replace(audit_record(event, shown), note=LOST_NOTE)
+        self.store.write_audits([(record, STARTED)], keep_s=self.retention_s)
 
     def refused(self, event: Refusal) -> None:
         """Queue the record of a request refused for its credentials (401, 403)."""

@@ -46,6 +46,7 @@ from host.protocol.legacy.era import LegacyProtocol
 from host.protocol.legacy.sessions import LegacyOptions, SessionSealer
 from host.protocol.modern.era import ModernProtocol
 from host.protocol.modern.state import Binding, StateSealer
+from host.protocol.redaction import FieldCipher
 from host.protocol.revisions import LEGACY_VERSIONS, MODERN_VERSIONS, REVISIONS, Revision
 from host.protocol.streams import EventStream
 from host.spec.model import Server
@@ -135,6 +136,7 @@ def make_endpoint(
         store,
         options,
         fallback_ttl_s=state_ttl_s,
+        cipher=FieldCipher(keys),
     )
     sealer = StateSealer(keys, state_ttl_s, observers=observers)
     modern = ModernProtocol(host, sealer, keepalive_s=options.keepalive_s)

@@ -11,6 +11,10 @@ is true, never a 500 and never a long wait:
 * ``lost``: the act started but its outcome is unknown: the worker running it died, or its result
   could not be written (the incident id names it in the log).
 
+Before a claim is taken, the audit trail writes the record the act would have if its worker died
+(outcome ``incident``, ``acted``): the call's own record replaces it when the round ends, so it
+stays only for a lost act, and a killed worker's act is audited without a retry.
+
 A first round's act (a tool that asks nothing) has no nonce a client could send back, so it runs
 under its time limit without a claim.
 """
@@ -59,12 +63,19 @@ class Acts:
         return None if state is None else self._settled(nonce, state, tool)
 
     def guard(
-        self, nonce: str, tool: str, limit_s: float
+        self, nonce: str, tool: str, limit_s: float, starting: Callable[[str], None]
     ) -> Callable[[Callable[[], Outcome]], Outcome]:
-        """The ``ctx.once`` of a later round: claim, run under the limit, record."""
+        """The ``ctx.once`` of a later round: note it, claim, run under the limit, record.
+
+        ``starting`` is given the act's incident id before the claim is taken, and writes the
+        record of a lost act (the audit's), so a worker that dies once the act ran leaves one:
+        when it raises (the store refuses it), nothing is claimed and the act does not run.
+        """
 
         def once(act: Callable[[], Outcome]) -> Outcome:
-            claimed = self.store.claim_act(_key(nonce), ttl_s=self.ttl_s, incident=_incident())
+            incident = _incident()
+            starting(incident)
+            claimed = self.store.claim_act(_key(nonce), ttl_s=self.ttl_s, incident=incident)
             if isinstance(claimed, ActState):
                 # NOTE: a concurrent copy of this final round won the claim.
                 return self._settled(nonce, claimed, tool)

@@ -37,7 +37,15 @@ from host.protocol.approvals import StoreApprovals
 from host.protocol.context import RequestContext
 from host.protocol.digests import digest
 from host.protocol.elicitation import ELICITATION_DISABLED_MESSAGE, Elicitation
-from host.protocol.events import LogObserver, Observer, Refusal, Round, notify, notify_refused
+from host.protocol.events import (
+    ActObserver,
+    LogObserver,
+    Observer,
+    Refusal,
+    Round,
+    notify,
+    notify_refused,
+)
 from host.protocol.gate import Opened, StoreGate
 from host.protocol.jsonrpc import ELICITATION_DISABLED, INVALID_PARAMS, MISSING_CAPABILITY, error
 from host.protocol.locks import StoreLocks
@@ -355,7 +363,12 @@ class ToolHost:
             # act cannot be retried as the same call, so it needs no claim.
             once=_refused(ledger)
             or (
-                self.acts.guard(ledger.nonce, call.machine.name, call.machine.act_timeout_s)
+                self.acts.guard(
+                    ledger.nonce,
+                    call.machine.name,
+                    call.machine.act_timeout_s,
+                    lambda incident: self._act_starting(call, ledger, incident),
+                )
                 if ledger.round > 1
                 else Acts.first_round(call.machine.name, call.machine.act_timeout_s)
             ),
@@ -370,6 +383,31 @@ class ToolHost:
             gate=self._gate(call, ledger) if call.machine.approves else NO_GATE,
             locks=self.locks,
         )
+
+    def _act_starting(self, call: Call, ledger: Ledger, incident: str) -> None:
+        """Before a claimed act runs: the round as it ends if the act is lost, to be kept."""
+        keepers = [o for o in self.observers if isinstance(o, ActObserver)]
+        if not keepers:
+            return
+        event = Round(
+            call.machine.name,
+            ledger.round,
+            call.request.principal,
+            time.monotonic(),
+            outcome="error",
+            acted=True,
+            incident=incident,
+            version=call.version,
+            trace=call.trace,
+            nonce=ledger.nonce,
+            call_started=ledger.started,
+            arguments=call.arguments,
+            redact=call.machine.audit_redact,
+            ends=True,
+            call_answers=ledger.answers(),
+        )
+        for keeper in keepers:
+            keeper.act_starting(event, call.machine.act_timeout_s)
 
     def _gate(self, call: Call, ledger: Ledger) -> StoreGate:
         return StoreGate(

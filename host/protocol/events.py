@@ -24,6 +24,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from host.machine import Approved, Decided
 
 __all__ = [
+    "ActObserver",
     "LogObserver",
     "Observer",
     "Refusal",
@@ -138,6 +139,21 @@ class Observer(Protocol):
 
     def round_ended(self, event: Round) -> None:
         """Called once per round, after it ended, on the request's thread."""
+        ...
+
+
+@runtime_checkable
+class ActObserver(Protocol):
+    """An observer that must hold something durable before a claimed act runs (the audit)."""
+
+    def act_starting(self, event: Round, within_s: float) -> None:
+        """Called on the request's thread before the act runs, ``event`` as if it were lost.
+
+        ``within_s`` is the act's time limit: its round ends by then unless its worker died.
+
+        Raises:
+            host.errors.StoreError: It could not be written: the act does not run (503).
+        """
         ...
 
 

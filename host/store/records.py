@@ -22,6 +22,7 @@ from host.store.checks import check_filters, check_ttl
 __all__ = [
     "ACTED",
     "ENDED",
+    "STARTED",
     "Approval",
     "AuditRecord",
     "approval_id",
@@ -35,6 +36,11 @@ rank for the same call (a retry's replay that got there first), and nothing repl
 
 ENDED = 1
 """The rank of any other call-ending round's record: the first one written stays."""
+
+STARTED = 0
+"""The rank of the record written before a claimed act runs (an act whose outcome is unknown):
+any call-ending round's record replaces it, so it stays only when the act's worker died. Its time
+is when its round would have ended by, and reads leave it out until then."""
 
 
 def iso(when: float, *, ms: bool = False) -> str:

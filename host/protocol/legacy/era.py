@@ -51,6 +51,7 @@ from host.protocol.legacy.listen import Listeners
 from host.protocol.legacy.relay import Relay
 from host.protocol.legacy.sessions import LegacyOptions, Session, SessionSealer
 from host.protocol.messages import read_level
+from host.protocol.redaction import FieldCipher
 from host.protocol.revisions import LEGACY_VERSIONS, is_modern_message, legacy_revision
 from host.protocol.streams import NO_BUFFERING, Event, EventStream, Notifier, notifier_for, respond
 from host.store import Store
@@ -71,6 +72,7 @@ class LegacyProtocol:
         store: The shared store: session tombstones, relayed answers, fallback questions.
         options: Answer timeout and keep-alive interval.
         fallback_ttl_s: How long a ``sendElicitationResult`` id stays valid.
+        cipher: Encrypts redacted fields in the relay's and the fallback's store records.
     """
 
     def __init__(
@@ -81,13 +83,14 @@ class LegacyProtocol:
         options: LegacyOptions | None = None,
         *,
         fallback_ttl_s: float = 600.0,
+        cipher: FieldCipher,
     ) -> None:
         self.host = host
         self.sessions = sessions
         self.store = store
         self.options = options or LegacyOptions()
-        self.relay = Relay(host, store, self.options)
-        self.fallback = Fallback(host, store, fallback_ttl_s)
+        self.relay = Relay(host, store, self.options, cipher)
+        self.fallback = Fallback(host, store, fallback_ttl_s, cipher)
         self.listeners = Listeners(host, store, self.options)
         self._methods: dict[str, Method] = {
             "ping": self._empty,

@@ -8,16 +8,17 @@ the form, resumes the original call with its original arguments, and returns its
 be the next question.
 
 Each question gets a random elicitation id, recorded in the store with the call (tool, arguments,
-its ledger: :mod:`host.protocol.answers`) and bound to the session and the caller. It expires with
-the ``requestState`` TTL and is spent on first use (a single-use claim), except when the answer
-does not fit the form: then nothing ran, and the model may correct the answer and send it again.
+its ledger: :mod:`host.protocol.answers`, redacted fields encrypted: :mod:`host.protocol.redaction`)
+and bound to the session and the caller. It expires with the ``requestState`` TTL and is spent
+on first use (a single-use claim), except when the answer does not fit the form: then nothing
+ran, and the model may correct the answer and send it again.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -33,6 +34,7 @@ from host.protocol.digests import digest, principal_digest
 from host.protocol.jsonrpc import INVALID_PARAMS
 from host.protocol.legacy.describe import describe_question
 from host.protocol.legacy.sessions import Session
+from host.protocol.redaction import FieldCipher
 from host.protocol.streams import Notifier
 from host.spec.model import FALLBACK_TOOL
 from host.store import Store
@@ -90,12 +92,14 @@ class Fallback:
         host: The tool-call core (answer checks, the at-most-once act).
         store: Where elicitation ids and their calls are kept.
         ttl_s: How long an elicitation id stays valid.
+        cipher: Encrypts the redacted fields of the arguments and answers the record keeps.
     """
 
-    def __init__(self, host: ToolHost, store: Store, ttl_s: float) -> None:
+    def __init__(self, host: ToolHost, store: Store, ttl_s: float, cipher: FieldCipher) -> None:
         self.host = host
         self.store = store
         self.ttl_s = ttl_s
+        self.cipher = cipher
 
     def ask(self, session: Session, call: Call, step: Asked) -> Outcome:
         """The result that asks the model to put ``step``'s first question to the user.
@@ -105,13 +109,14 @@ class Fallback:
         """
         question, machine = step.questions[0], call.machine
         eid = ids.token(18)
+        hidden = machine.audit_redact
         record = {
             "s": session.id,
             "p": principal_digest(call.request.principal),
             "t": machine.name,
-            "a": dict(call.arguments),
+            "a": self.cipher.hide(call.arguments, hidden),
             "q": {"key": question.key, "schema": question.schema},
-            "l": step.ledger.to_payload(),
+            "l": _ledger(step.ledger.to_payload(), lambda c: self.cipher.hide(c, hidden)),
         }
         self.store.put(_RECORD + eid, json.dumps(record), self.ttl_s)
         log.info(
@@ -199,9 +204,9 @@ class Fallback:
             answer["content"] = adapt.answer(record["q"]["schema"], content)
         return Call(
             machine,
-            record["a"],
+            self.cipher.show(record["a"]),
             request,
-            Ledger.from_payload(record["l"]),
+            Ledger.from_payload(_ledger(record["l"], self.cipher.show)),
             responses={record["q"]["key"]: answer},
             progress=notifier.report if notifier else None,
             logs=notifier.logs if notifier else None,
@@ -239,6 +244,19 @@ class Fallback:
             )
             return None
         return record
+
+
+def _ledger(
+    payload: dict[str, Any], change: Callable[[Mapping[str, Any]], dict[str, Any]]
+) -> dict[str, Any]:
+    """A ledger's payload with ``change`` applied to each accepted answer's content."""
+    accepted = {}
+    for key, (answer_digest, answer) in payload["a"].items():
+        content = answer.get("content")
+        if isinstance(content, Mapping):
+            answer = {**answer, "content": change(content)}
+        accepted[key] = [answer_digest, answer]
+    return {**payload, "a": accepted}
 
 
 def _bad_arguments(eid: Any, action: Any, content: Any) -> Outcome | None:

@@ -13,10 +13,12 @@ answer timeout ends the call with a result saying so; nothing is done.
 
 A question's record also names the tool and the digest of its definition: an answer that arrives
 after a reload changed the tool (on a new worker) ends the call with a result that says so, and
-nothing is done. ``notifications/cancelled`` for the call, on any worker, withdraws its open
-question: the worker holding the stream ends the call (its audit outcome ``cancelled``) without
-a response, as MCP asks, and an answer that arrives afterwards is accepted and ignored. An act
-already running is not interrupted; its audit record says the cancel came too late.
+nothing is done. An answer's redacted fields (``audit: {redact: [...]}``) cross the store
+encrypted (:mod:`host.protocol.redaction`). ``notifications/cancelled`` for the call, on any
+worker, withdraws its open question: the worker holding the stream ends the call (its audit
+outcome ``cancelled``) without a response, as MCP asks, and an answer that arrives afterwards is
+accepted and ignored. An act already running is not interrupted; its audit record says the
+cancel came too late.
 
 The questions of one round go out one after another; when every one is answered, the machine
 advances with all the answers, as a modern retry would, and may ask again. When the call's
@@ -43,6 +45,7 @@ from host.protocol.core import ToolHost, changed
 from host.protocol.digests import digest
 from host.protocol.jsonrpc import INVALID_REQUEST, Response, error, failure, internal_error, success
 from host.protocol.legacy.sessions import LegacyOptions, Session
+from host.protocol.redaction import FieldCipher
 from host.protocol.streams import Event, EventStream, Notifier, beside
 from host.store import Store
 
@@ -83,12 +86,16 @@ class Relay:
         host: The tool-call core.
         store: The shared store (answers cross workers through it).
         options: The answer timeout and keep-alive interval.
+        cipher: Encrypts the answer's redacted fields on their way through the store.
     """
 
-    def __init__(self, host: ToolHost, store: Store, options: LegacyOptions) -> None:
+    def __init__(
+        self, host: ToolHost, store: Store, options: LegacyOptions, cipher: FieldCipher
+    ) -> None:
         self.host = host
         self.store = store
         self.options = options
+        self.cipher = cipher
         # NOTE: a question's records outlive its wait a little, so a late answer is told
         # "unknown" rather than finding a half-deleted question.
         self._ttl_s = options.answer_timeout_s + 60
@@ -137,7 +144,7 @@ class Relay:
         if machine is None or machine.definition != record.get("v"):
             reply = {"changed": True}  # NOTE: a reload changed the tool since it asked
         elif response.result is not None:
-            reply = {"result": response.result}
+            reply = {"result": _hidden(self.cipher, response.result, machine.audit_redact)}
         else:
             reply = {"error": response.error}
         self.store.push(_QUEUE + qid, json.dumps(reply), self._ttl_s)
@@ -234,7 +241,7 @@ class Relay:
                 return changed(machine, pending.call.request)
             if "result" not in reply:
                 return _client_failed(tool, reply.get("error"))
-            responses[question.key] = _answer(reply["result"], question)
+            responses[question.key] = _answer(_shown(self.cipher, reply["result"]), question)
         return responses
 
     def _advance(
@@ -287,6 +294,22 @@ def _record(raw: str | None) -> dict[str, Any] | None:
     except ValueError:
         return None
     return record if isinstance(record, dict) else None
+
+
+def _hidden(cipher: FieldCipher, result: Any, hidden: frozenset[str]) -> Any:
+    """A client's ``ElicitResult`` with its redacted fields encrypted, for the store."""
+    content = result.get("content") if isinstance(result, Mapping) else None
+    if not hidden or not isinstance(content, Mapping):
+        return result
+    return {**result, "content": cipher.hide(content, hidden)}
+
+
+def _shown(cipher: FieldCipher, result: Any) -> Any:
+    """The inverse of :func:`_hidden`, on the worker holding the stream."""
+    content = result.get("content") if isinstance(result, Mapping) else None
+    if not isinstance(content, Mapping):
+        return result
+    return {**result, "content": cipher.show(content)}
 
 
 def _answer(result: Mapping[str, Any], question: Question) -> dict[str, Any]:

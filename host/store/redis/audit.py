@@ -9,10 +9,11 @@ so the rank check (see :data:`host.store.records.ACTED`) and the indexes change 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
-from host.store.records import AuditRecord
+from host.store.records import STARTED, AuditRecord
 from host.store.redis.client import RedisClient, ms
 
 __all__ = ["RedisAudit"]
@@ -33,7 +34,7 @@ return 1
 """
 
 _PAGE = 200
-_FIELDS = ("at", "principal", "tool", "body")
+_FIELDS = ("at", "principal", "tool", "body", "rank")
 
 
 class RedisAudit:
@@ -105,7 +106,7 @@ class RedisAudit:
             index = self._all
         low = "-inf" if since is None else repr(since)
         found: list[AuditRecord] = []
-        offset = 0
+        offset, now = 0, time.time()
         while len(found) < limit:
             ids = self._raw.zrevrangebyscore(index, "+inf", low, start=offset, num=_PAGE)
             if not ids:
@@ -114,9 +115,11 @@ class RedisAudit:
             pipe = self._raw.pipeline(transaction=False)
             for call in ids:
                 pipe.hmget(self._prefix + call, *_FIELDS)
-            for call, (at, who, name, body) in zip(ids, pipe.execute(), strict=True):
+            for call, (at, who, name, body, rank) in zip(ids, pipe.execute(), strict=True):
                 if body is None or principal not in (None, who):
                     continue  # expired, or another principal's
+                if int(rank) == STARTED and float(at) > now:
+                    continue  # a lost act's record, shown once its round could have ended
                 found.append(AuditRecord.from_body(call, float(at), who, name, body))
                 if len(found) == limit:
                     break

@@ -12,9 +12,10 @@ principal alone walks the time index newest first, which stops as soon as it has
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Sequence
 
-from host.store.records import AuditRecord
+from host.store.records import STARTED, AuditRecord
 from host.store.sqlite.pool import Connections
 from host.store.sqlite.sweep import Sweeping
 
@@ -70,7 +71,9 @@ def query(
     limit: int,
 ) -> list[AuditRecord]:
     """The newest ``limit`` records matching every filter given, newest first."""
-    where, params = ["1"], []
+    # NOTE: a lost act's record, written before it ran, shows once its round could have ended.
+    where = [f"(rank > {STARTED} OR at <= ?)"]
+    params: list[str | float] = [time.time()]
     for column, value in (("tool", tool), ("principal", principal), ("at", since)):
         if value is not None:
             where.append(f"{column} >= ?" if column == "at" else f"{column} = ?")

@@ -156,17 +156,33 @@ class Connections:
                 if self.problem() is not None:
                     conn.close()
                     self.check()
+            broken = False
             try:
                 yield conn
+            except sqlite3.Error as exc:
+                broken = _spoilt(exc)
+                raise
             finally:
-                if conn.in_transaction:
-                    conn.rollback()
-                if self.closed or idle not in (self._idle, self._durable):
-                    conn.close()
-                else:
-                    idle.put(conn)
+                self._hand_back(conn, idle, broken)
         except sqlite3.Error as exc:
             raise StoreError(f"the SQLite store {self.path} failed: {exc}") from exc
+
+    def _hand_back(
+        self, conn: sqlite3.Connection, idle: queue.SimpleQueue[sqlite3.Connection], broken: bool
+    ) -> None:
+        """Put ``conn`` back for the next caller, or close it when it must not be used again."""
+        if broken:
+            # NOTE: a connection SQLite opened while the file could not be written (read-only,
+            # immutable, a full disk) stays read-only for good: the next caller opens a new one,
+            # so the worker recovers as soon as the file takes writes again.
+            conn.close()
+            return
+        if conn.in_transaction:
+            conn.rollback()
+        if self.closed or idle not in (self._idle, self._durable):
+            conn.close()
+        else:
+            idle.put(conn)
 
     @contextmanager
     def write(
@@ -242,3 +258,14 @@ class Connections:
                 # NOTE: a thread of the parent may have held it at the fork; it never returns.
                 self._writer = threading.Lock()
                 self._pid = os.getpid()
+
+
+#: SQLite's primary result codes after which a connection is not trusted again: READONLY,
+#: IOERR, CORRUPT, FULL, CANTOPEN.
+_SPOILT = frozenset({8, 10, 11, 13, 14})
+
+
+def _spoilt(exc: sqlite3.Error) -> bool:
+    """Whether ``exc`` leaves its connection unfit for the pool (it is closed instead)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF in _SPOILT

@@ -1,0 +1,125 @@
+"""Redacted fields never reach the store in clear: the records that carry a legacy call between
+rounds (the relay's answers, the fallback tool's question records) hold them encrypted.
+
+Searched for in every SQLite file and its WAL; in every Redis key and its append-only file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from host.observers.batches import flush_all
+from host.spec import load_project
+from support.legacy import Legacy, legacy_client
+from support.paths import FIXTURES
+from support.redis import RedisServer
+
+FIXTURE = FIXTURES / "approvals"
+PROJECT = load_project(FIXTURE / "specs", FIXTURE / "handlers")
+RECIPIENT = "the-clear-recipient-5521"
+NOTE = "the-clear-note-8830"
+WRITE = {"action": "accept", "content": {"note": NOTE, "urgent": True}}
+YES = {"action": "accept", "content": {"confirm": True}}
+
+
+@dataclass
+class Where:
+    """Where a test's app keeps its store: the app's settings, and what to search."""
+
+    url: str | None
+    folder: Path
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def where(
+    request: pytest.FixtureRequest, tmp_path: Path, redis_server: Callable[..., RedisServer]
+) -> Where:
+    if request.param == "sqlite":
+        return Where(None, tmp_path / "data")
+    (tmp_path / "data").mkdir()  # the handlers' own files
+    redis = redis_server("--appendonly", "yes", "--appendfsync", "always")
+    return Where(redis.url, redis.folder)
+
+
+def client(tmp_path: Path, where: Where) -> Legacy:
+    return legacy_client(tmp_path, PROJECT, store_url=where.url)
+
+
+def redis_values(url: str) -> list[bytes]:
+    """Every value of every key, read by its type (never DUMP: it may compress)."""
+    db = redis.Redis.from_url(url)
+    values: list[bytes] = []
+    for key in db.scan_iter():
+        kind = db.type(key)
+        if kind == b"string":
+            values.append(db.get(key) or b"")
+        elif kind == b"list":
+            values += db.lrange(key, 0, -1)
+        elif kind == b"hash":
+            values += [k + b"=" + v for k, v in db.hgetall(key).items()]
+        elif kind in (b"set", b"zset"):
+            values += list(db.smembers(key) if kind == b"set" else db.zrange(key, 0, -1))
+        values.append(key)
+    db.close()
+    return values
+
+
+def assert_nowhere_in_the_store(where: Where) -> None:
+    if where.url is None:
+        files = sorted(where.folder.glob("store.db*"))
+        assert {f.name for f in files} >= {"store.db", "store.db-wal"}
+        blobs = [(f.name, f.read_bytes()) for f in files]
+    else:
+        files = [f for f in where.folder.rglob("*") if f.is_file() and f.suffix != ".log"]
+        assert any(".aof" in f.name for f in files), files
+        blobs = [(f.name, f.read_bytes()) for f in files]
+        blobs += [("a key", value) for value in redis_values(where.url)]
+    for name, data in blobs:
+        assert RECIPIENT.encode() not in data and NOTE.encode() not in data, name
+
+
+def test_answers_relayed_on_a_stream_cross_the_store_encrypted(
+    tmp_path: Path, where: Where
+) -> None:
+    legacy = client(tmp_path, where)
+    legacy.initialize("2025-11-25")
+    events = legacy.stream("send_note", {"recipient": RECIPIENT})
+    write = events.next()
+    assert legacy.answer(write, WRITE).status_code == 202
+    send = events.next()
+    assert send["method"] == "elicitation/create"
+    assert legacy.answer(send, YES).status_code == 202
+    (final,) = events.rest()
+
+    assert "isError" not in final["result"], final
+    flush_all()
+    assert_nowhere_in_the_store(where)
+
+
+def asked(result: dict[str, Any]) -> str:
+    eid: str = json.loads(result["content"][1]["text"])["elicitationId"]
+    return eid
+
+
+def test_fallback_questions_keep_redacted_fields_encrypted(tmp_path: Path, where: Where) -> None:
+    legacy = client(tmp_path, where)
+    legacy.initialize("2025-03-26", {})
+    first = legacy.call("send_note", {"recipient": RECIPIENT})
+    second = legacy.call(
+        "sendElicitationResult",
+        {"elicitationId": asked(first), "action": "accept", "content": WRITE["content"]},
+    )
+    done = legacy.call(
+        "sendElicitationResult",
+        {"elicitationId": asked(second), "action": "accept", "content": {"confirm": True}},
+    )
+
+    assert "isError" not in done, done
+    flush_all()
+    assert_nowhere_in_the_store(where)

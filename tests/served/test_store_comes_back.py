@@ -1,0 +1,180 @@
+"""A store that refused writes for a while, then takes them again: every worker recovers by itself.
+
+``host serve`` with two workers on SQLite; the store's files are made immutable (``chattr +i``,
+as root: file modes do not stop root), calls are refused meanwhile, then the files are freed and
+ten final rounds in a row must all succeed, on whichever worker they land, with no restart.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support.modern import Mcp, call
+from support.redis import RedisServer
+from support.servers import Server, host_serve
+from support.wire import Served
+
+pytestmark = pytest.mark.served
+
+SPECS = """
+kind: server
+name: back
+version: "1"
+elicitation: {enabled: true}
+---
+kind: tool
+name: note
+description: Notes a word after a yes.
+input: {properties: {word: {type: string}}, required: [word]}
+steps:
+  - confirm: go
+    message: Note {{ word }}?
+  - act: n:note
+"""
+
+HANDLERS = """
+def note(word):
+    return {"noted": word}
+"""
+
+YES = {"go": {"action": "accept", "content": {"confirm": True}}}
+
+
+def immutable(paths: list[Path], on: bool) -> None:
+    flag = "+i" if on else "-i"
+    subprocess.run(["chattr", flag, *map(str, paths)], check=True, capture_output=True)
+
+
+# NOTE: under load a worker may be replaced while Redis refuses writes (MISCONF); the new one
+# refuses to boot, and gunicorn's master then stops the whole host ("Worker failed to boot").
+REDIS_BOOT = pytest.mark.xfail(
+    reason="a worker replaced during a Redis write outage fails to boot and stops the host",
+    strict=False,
+)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("redis", marks=REDIS_BOOT)])
+def serving(
+    request: pytest.FixtureRequest, tmp_path: Path, redis_server: Callable[..., RedisServer]
+) -> Iterator[tuple[Server, Path]]:
+    """The served host, and the folder its store keeps its files in."""
+    if shutil.which("chattr") is None:
+        pytest.skip("needs chattr")
+    for name, file, text in (("specs", "note.yaml", SPECS), ("handlers", "n.py", HANDLERS)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / file).write_text(text)
+    env, folder = {}, tmp_path / "host"
+    if request.param == "redis":
+        # NOTE: everysec: with "always" an AOF write error makes Redis exit, not refuse writes.
+        redis = redis_server("--appendonly", "yes", "--appendfsync", "everysec")
+        env, folder = {"HOST_STORE": redis.url}, redis.folder
+    specs = tmp_path / "specs"
+    with host_serve(tmp_path, "host", "--workers", "2", specs=specs, **env) as server:
+        yield server, folder
+
+
+def store_files(folder: Path) -> list[Path]:
+    """The store's folder and files, but SQLite's -shm file (see below) and Redis's log."""
+    # NOTE: SQLite maps its -shm file (and the metrics theirs): an immutable mapping kills the
+    # process (SIGBUS), which is not the failure under test.
+    if (folder / "store.db").exists():
+        return [folder, *(f for f in sorted(folder.glob("store.db*")) if f.suffix != ".db-shm")]
+    return [folder, *(f for f in sorted(folder.rglob("*")) if f.suffix != ".log")]
+
+
+def final_round(server: Server, word: str) -> tuple[int, dict[str, Any]]:
+    """A whole call (first and final round) on fresh connections; the final's status and body."""
+    first = call(server.connect(), "note", {"word": word})
+    client = Mcp(Served(server.connect()))
+    params = {"name": "note", "arguments": {"word": word}, "inputResponses": YES,
+              "requestState": first["requestState"]}  # fmt: skip
+    response = client.request("tools/call", params)
+    return response.status_code, response.json
+
+
+@pytest.fixture
+def on_a_small_disk(tmp_path: Path) -> Iterator[tuple[Server, Path]]:
+    """The served host on SQLite, its data folder on a 4 MiB tmpfs of its own."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)])
+    if mounted.returncode != 0:
+        pytest.skip("needs to mount a tmpfs (root)")
+    try:
+        for name, file, text in (("specs", "note.yaml", SPECS), ("handlers", "n.py", HANDLERS)):
+            (tmp_path / name).mkdir()
+            (tmp_path / name / file).write_text(text)
+        specs = tmp_path / "specs"
+        with host_serve(
+            tmp_path, "host", "--workers", "2", specs=specs, HOST_DATA_DIR=str(disk)
+        ) as server:
+            yield server, disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def test_workers_recover_by_themselves_once_a_full_disk_has_room_again(
+    on_a_small_disk: tuple[Server, Path],
+) -> None:
+    server, disk = on_a_small_disk
+    assert final_round(server, "before")[0] == 200
+    filler = disk / "filler"
+    with filler.open("wb") as f:
+        try:
+            while True:
+                f.write(b"x" * 65536)
+                f.flush()
+        except OSError:
+            pass  # full
+    words = [f"during-{n}-" + "x" * 20000 for n in range(4)]
+    try:
+        refused = [final_round(server, word)[0] for word in words]
+        assert 503 in refused, refused
+    finally:
+        filler.unlink()
+    time.sleep(2)  # "within seconds"
+
+    rounds = [final_round(server, f"after-{n}") for n in range(10)]
+
+    assert [status for status, _ in rounds] == [200] * 10, rounds
+    # No act ran without its audit record: each final round that acted left one (a lost act's
+    # among them, whose reads wait for its time), and each refused one ran nothing.
+    with sqlite3.connect(disk / "store.db") as db:
+        bodies = [body for (body,) in db.execute("SELECT body FROM store_audit")]
+    for word, status in zip(words, refused, strict=True):
+        assert any(word in body for body in bodies) == (status == 200), (word[:9], status)
+
+
+def test_workers_recover_by_themselves_once_the_store_takes_writes_again(
+    serving: tuple[Server, Path],
+) -> None:
+    server, folder = serving
+    assert final_round(server, "before")[0] == 200
+    files = store_files(folder)
+    try:
+        immutable(files, True)
+    except subprocess.CalledProcessError:
+        pytest.skip("chattr does not work on this filesystem")
+    try:
+        refused = [final_round(server, f"during-{n}")[0] for n in range(4)]
+        time.sleep(6)  # past a lease: the workers' lease keepers and sweeps meet the refusals too
+        refused += [final_round(server, f"later-{n}")[0] for n in range(4)]
+        assert 503 in refused, refused
+    finally:
+        immutable(files, False)
+    time.sleep(2)  # "within seconds"
+
+    rounds = [final_round(server, f"after-{n}") for n in range(10)]
+
+    assert [status for status, _ in rounds] == [200] * 10, rounds
+    assert [body["result"]["structuredContent"] for _, body in rounds] == [
+        {"noted": f"after-{n}"} for n in range(10)
+    ]
