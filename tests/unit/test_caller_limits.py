@@ -117,7 +117,7 @@ def test_a_claimed_act_that_never_started_is_recorded_as_not_run(
     try:
         acts = Acts(store, ttl_s=60)
         ran = threading.Event()
-        once = acts.guard("n1", "close_ticket", 0.2)
+        once = acts.guard("n1", "close_ticket", 0.2, lambda incident: None)
         outcome = once(lambda: (ran.set(), Outcome.from_value("done", acted=True))[1])
         assert outcome.is_error and not outcome.acted
         busy.set()
