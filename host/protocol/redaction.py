@@ -13,11 +13,10 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cryptography.fernet import Fernet, InvalidToken, MultiFernet
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+if TYPE_CHECKING:
+    from cryptography.fernet import MultiFernet
 
 __all__ = ["SEALED", "FieldCipher"]
 
@@ -40,7 +39,18 @@ class FieldCipher:
     def __init__(self, keys: Sequence[str]) -> None:
         if not keys or any(not k for k in keys):
             raise ValueError("the field cipher needs at least one non-empty key")
-        self._fernet = MultiFernet([Fernet(_derive(k)) for k in keys])
+        self._keys = tuple(keys)
+        self._made: MultiFernet | None = None
+
+    @property
+    def _fernet(self) -> MultiFernet:
+        # NOTE: made on the first redacted value, not at start-up: cryptography costs a worker
+        # several MB, and most hosts never seal a field.
+        if self._made is None:
+            from cryptography.fernet import Fernet, MultiFernet
+
+            self._made = MultiFernet([Fernet(_derive(k)) for k in self._keys])
+        return self._made
 
     def hide(self, values: Mapping[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
         """``values`` with each field named in ``hidden`` encrypted."""
@@ -61,6 +71,8 @@ class FieldCipher:
     def _open(self, value: Any) -> Any:
         if not (isinstance(value, Mapping) and len(value) == 1 and SEALED in value):
             return value
+        from cryptography.fernet import InvalidToken
+
         try:
             return json.loads(self._fernet.decrypt(str(value[SEALED]).encode("ascii")))
         except InvalidToken as exc:
@@ -69,6 +81,9 @@ class FieldCipher:
 
 def _derive(key: str) -> bytes:
     """A Fernet key of its own for one ``HOST_SECRET`` key (never the signing key itself)."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
     raw = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_INFO).derive(
         key.encode("utf-8")
     )
