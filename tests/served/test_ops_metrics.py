@@ -153,16 +153,17 @@ def test_auth_failures_are_counted(tmp_path: Path) -> None:
     )  # fmt: skip
     token = made.stdout.strip()
     with host_serve(tmp_path, "host", "--workers", "2", HOST_AUTH_TOKENS=str(tokens)) as server:
-        conn = server.connect()
         body = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                 "params": {"protocolVersion": "2025-11-25", "capabilities": {}}}  # fmt: skip
-        missing = send(conn, body)
+        # NOTE: a connection per request: this counts refusals, and on a loaded machine a
+        # kept-alive connection can be closed by its worker just as the next request goes out.
+        missing = send(server.connect(), body)
         missing.read()
         assert missing.status == 401
-        refused = send(conn, body, Authorization="Bearer not-a-token")
+        refused = send(server.connect(), body, Authorization="Bearer not-a-token")
         refused.read()
         assert refused.status == 401
-        allowed = send(conn, body, Authorization=f"Bearer {token}")
+        allowed = send(server.connect(), body, Authorization=f"Bearer {token}")
         allowed.read()
         assert allowed.status == 200
         samples = scrape(server.connect())
