@@ -62,12 +62,11 @@ PARTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("host/machine/forms.py", "render"),
     ),
     "act claim and record": (
-        ("host/store/sqlite.py", "claim_act"),
-        ("host/store/sqlite.py", "act_state"),
-        ("host/store/acts.py", "record"),
-        ("host/store/redis.py", "claim_act"),
-        ("host/store/redis.py", "act_state"),
+        ("host/store/shared.py", "claim_act"),
+        ("host/store/shared.py", "act_state"),
+        ("host/store/claims.py", "record"),
     ),
+    "record of the act before it starts": (("host/observers/audit.py", "act_starting"),),
     "handler pool handoffs": (
         ("host/machine/timing.py", "call"),
         ("host/machine/timing.py", "submit"),
