@@ -115,7 +115,7 @@ def _tiny_disk(where: Path, size: str) -> Iterator[Path]:
 
 def _fill(disk: Path) -> None:
     # NOTE: unbuffered, so the write that finds the disk full raises here, not at close.
-    with (disk / "filler").open("wb", buffering=0) as filler, contextlib.suppress(OSError):
+    with (disk / "filler").open("ab", buffering=0) as filler, contextlib.suppress(OSError):
         while True:
             filler.write(b"\0" * 4096)
 
@@ -141,6 +141,8 @@ def test_a_full_disk_stops_metrics_not_workers(tmp_path: Path) -> None:
                 answered += 1
             assert answered == 20
             assert _workers(server) == workers  # none died
+            # NOTE: full again: retiring the killed worker removed its files, which freed space.
+            _fill(disk)
             conn = server.connect()
             conn.request("GET", "/readyz")
             response = conn.getresponse()
