@@ -5,10 +5,12 @@ from __future__ import annotations
 import hmac
 import logging
 import secrets
+from collections.abc import Mapping
+from typing import Any
 
 import falcon
 
-from host.auth import AuthError
+from host.auth import AuthError, Identity
 from host.auth.tokenfile import TOKEN_PREFIX
 from host.pages.site import Site, guarded, safe_next
 
@@ -50,14 +52,9 @@ class SignInResource:
         try:
             identity = self.site.authenticator.authenticate(f"Bearer {token}")
         except AuthError as exc:
-            log.info(
-                "sign-in refused", extra={"event": "pages_sign_in_refused", "reason": exc.reason}
-            )
-            self.site.sign_in_page(req, resp, 401, "That token is not valid (or was revoked).")
+            _refused(self.site, req, resp, exc, "That token is not valid (or was revoked).")
             return
-        self.site.sessions.begin(req, resp, identity)
-        log.info("signed in", extra={"event": "pages_signed_in", "principal": identity.principal})
-        self.site.pages.redirect(resp, safe_next(signin.get("next")))
+        _signed_in(self.site, req, resp, identity, signin)
 
 
 class StartResource:
@@ -114,14 +111,9 @@ class CallbackResource:
                 str(signin.get("nonce")),
             )  # fmt: skip
         except AuthError as exc:
-            log.info(
-                "sign-in refused", extra={"event": "pages_sign_in_refused", "reason": exc.reason}
-            )
-            self.site.sign_in_page(req, resp, 401, "The sign-in did not succeed: please try again.")
+            _refused(self.site, req, resp, exc, "The sign-in did not succeed: please try again.")
             return
-        self.site.sessions.begin(req, resp, identity)
-        log.info("signed in", extra={"event": "pages_signed_in", "principal": identity.principal})
-        self.site.pages.redirect(resp, safe_next(signin.get("next")))
+        _signed_in(self.site, req, resp, identity, signin)
 
 
 class SignOutResource:
@@ -143,3 +135,24 @@ class SignOutResource:
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         """Back to the inbox: a link or a bookmark may not end a session (only the form may)."""
         self.site.pages.redirect(resp, "/approvals")
+
+
+def _refused(
+    site: Site, req: falcon.Request, resp: falcon.Response, exc: AuthError, problem: str
+) -> None:
+    """The sign-in page again, saying ``problem``; the log says why, the person is not told."""
+    log.info("sign-in refused", extra={"event": "pages_sign_in_refused", "reason": exc.reason})
+    site.sign_in_page(req, resp, 401, problem)
+
+
+def _signed_in(
+    site: Site,
+    req: falcon.Request,
+    resp: falcon.Response,
+    identity: Identity,
+    signin: Mapping[str, Any],
+) -> None:
+    """Begin the session of ``identity`` and go back to the page the person came for."""
+    site.sessions.begin(req, resp, identity)
+    log.info("signed in", extra={"event": "pages_signed_in", "principal": identity.principal})
+    site.pages.redirect(resp, safe_next(signin.get("next")))
