@@ -109,7 +109,7 @@ def outcome_of(event: Round) -> str:
     return "error"
 
 
-def audit_record(event: Round, now: float, most: int = DEFAULT_RECORD_MAX) -> AuditRecord:
+def audit_record(event: Round, now: float, most: int) -> AuditRecord:
     """The record of the call ``event`` ended, at ``now`` (Unix time), fields redacted.
 
     Arguments, and each answer's content, over ``most`` bytes of JSON are kept bounded
@@ -236,7 +236,7 @@ class AuditObserver:
             host.errors.StoreError: The store refused it: the act must not run.
         """
         shown = time.time() + within_s + self.store.lease_s
-        record = replace(audit_record(event, shown), note=LOST_NOTE)
+        record = replace(audit_record(event, shown, self.record_max), note=LOST_NOTE)
         self.store.write_audits([(record, STARTED)], keep_s=self.retention_s)
 
     def refused(self, event: Refusal) -> None:

@@ -17,7 +17,7 @@ from host.errors import ProtocolError, SettingsError
 from host.limits import CALLER, LIMIT_EXCEEDED, LimitSettings, Slots
 from host.machine import Outcome
 from host.machine.timing import Runner
-from host.observers.audit import audit_record
+from host.observers.audit import AuditObserver, audit_record
 from host.observers.bounded import BOUNDED, PREFIX_BYTES, bounded
 from host.protocol import acts as acts_module
 from host.protocol.acts import Acts
@@ -150,3 +150,18 @@ def test_an_audit_record_keeps_large_arguments_and_answer_contents_bounded() -> 
     assert set(record.answers["note"]["content"]) == {BOUNDED}
     small = audit_record(event, 1.0, 100_000)
     assert small.arguments == event.arguments
+
+
+def test_the_record_written_before_an_act_is_bounded_too(tmp_path: Path) -> None:
+    # The durable record of a claimed act, written before it starts, keeps large values bounded
+    # by the host's setting like the call's own record (a 1 MB argument is not kept whole).
+    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    try:
+        observer = AuditObserver(store, 3600.0, record_max=1000)
+        event = Round("ping", 0, "alice", 0.0, ends=True, nonce="n1")
+        event.arguments = {"text": "x" * 5000}
+        observer.act_starting(event, -10.0)  # NOTE: shown at once: its time is already past
+        (record,) = store.audit_records(limit=10)
+        assert set(record.arguments) == {BOUNDED}
+    finally:
+        store.close()
