@@ -4,7 +4,9 @@ Starts ``host serve`` (its defaults: two gthread workers of 1,024 threads, the d
 caller) on 127.0.0.1 with static tokens for two principals and a tool whose act hangs. ``mallory``
 opens ``--callers`` connections that each send the hanging call again as soon as it is answered;
 meanwhile ``alice`` makes ``--calls`` quick calls one after another and ``/healthz`` is asked
-each second. It prints alice's latencies, ``/healthz``'s, and what mallory's calls were answered.
+each second; and one more of mallory's threads opens legacy sessions (``initialize``, never
+ended) as fast as it can, past HOST_LIMIT_SESSIONS. It prints alice's latencies, ``/healthz``'s,
+and what mallory's calls and sessions were answered.
 
 Loopback only; at most ``--seconds`` of flood (the server and every thread stop by then). It
 prints figures and asserts nothing. Run it as ``python bench/tenants.py``; ``--quick`` is smaller.
@@ -110,6 +112,29 @@ def _call(port: int, token: str, tool: str, arguments: dict[str, Any]) -> tuple[
         conn.close()
 
 
+def _initialize(port: int, token: str) -> str:
+    """One legacy ``initialize`` on a new connection: its status and, for a 429, the limit."""
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "m"}}
+    body = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "Authorization": f"Bearer {token}",
+    }
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        conn.request("POST", "/mcp", body, headers)
+        response = conn.getresponse()
+        payload = json.loads(response.read())
+        if response.status == 200:
+            return "200"
+        return f"{response.status} {payload.get('error', {}).get('data', {}).get('limit', '')}"
+    except OSError as exc:
+        return f"0 {type(exc).__name__}"
+    finally:
+        conn.close()
+
+
 def _serve(folder: Path, port: int) -> tuple[subprocess.Popen[bytes], dict[str, str]]:
     specs, handlers = folder / "specs", folder / "handlers"
     specs.mkdir()
@@ -172,7 +197,14 @@ def main(argv: list[str] | None = None) -> None:
                 status, limit = _call(port, tokens["mallory"], "hang", {"seconds": 60})
                 seen[f"{status} {limit}".strip()] += 1
 
+        sessions: collections.Counter[str] = collections.Counter()
+
+        def open_sessions() -> None:
+            while not stop.is_set():
+                sessions[_initialize(port, tokens["mallory"])] += 1
+
         threads = [threading.Thread(target=flood, daemon=True) for _ in range(callers)]
+        threads.append(threading.Thread(target=open_sessions, daemon=True))
         try:
             for thread in threads:
                 thread.start()
@@ -202,6 +234,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     print(
         "mallory's answers: " + ", ".join(f"{k or 'no reply'} x{v}" for k, v in seen.most_common())
+    )
+    print(
+        "mallory's sessions: " + ", ".join(f"{k.strip()} x{v}" for k, v in sessions.most_common())
     )
 
 

@@ -4,11 +4,14 @@ One principal must never take a worker from the others: each authenticated princ
 most ``calls_in_flight`` requests in flight in a worker, and its handlers at most
 ``handler_threads`` of the worker's handler pool (an act past its time limit keeps its thread, so
 this is the share a hanging act cannot exceed). Each session may hold at most
-``streams_per_session`` GET streams. The counts are each worker's own, in memory: a worker's
-threads are what a flood takes, so its own counters are the honest and cheap guard (one lock, no
-store round trip on the hot path); across ``w`` workers a caller holds at most ``w`` times each.
+``streams_per_session`` GET streams and ``questions_per_session`` open questions. These counts
+are each worker's own, in memory: a worker's threads are what a flood takes, so its own
+counters are the honest and cheap guard (one lock, no store round trip on the hot path);
+across ``w`` workers a caller holds at most ``w`` times each.
 Anonymous callers (a host without auth settings) are everyone at once, so they are never limited
-as one principal; per-session limits apply to them too.
+as one principal; per-session limits apply to them too. The one limit counted in the store is
+``sessions`` per principal: a session outlives its requests and may move between workers and
+instances, so only the store knows how many a principal holds (counted once, at ``initialize``).
 """
 
 from __future__ import annotations
@@ -46,6 +49,11 @@ class LimitSettings:
         calls_in_flight: Requests one principal may have in flight in one worker.
         handler_threads: Handler pool threads one principal's handlers may hold in one worker.
         streams_per_session: GET streams one legacy session may hold open in one worker.
+        sessions: Legacy sessions one principal may hold open at once, counted in the store
+            (across workers and instances): a session holds its place until it is ended
+            (``DELETE``) or expires.
+        questions_per_session: Questions one legacy session may hold open on call streams in
+            one worker (each holds its request's thread until answered or timed out).
         record_max: Bytes of arguments, or of one answer's content, kept whole in an audit record;
             larger ones are kept as their digest, size and a prefix.
     """
@@ -54,6 +62,8 @@ class LimitSettings:
     handler_threads: int = 64
     streams_per_session: int = 2
     record_max: int = 16 * 1024
+    sessions: int = 64
+    questions_per_session: int = 16
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> LimitSettings:
@@ -67,6 +77,8 @@ class LimitSettings:
             _count(env, "HOST_LIMIT_HANDLER_THREADS", cls.handler_threads),
             _count(env, "HOST_LIMIT_STREAMS_PER_SESSION", cls.streams_per_session),
             _count(env, "HOST_RECORD_MAX", cls.record_max),
+            _count(env, "HOST_LIMIT_SESSIONS", cls.sessions),
+            _count(env, "HOST_LIMIT_QUESTIONS_PER_SESSION", cls.questions_per_session),
         )
 
 
@@ -107,13 +119,15 @@ class Slots:
             return self._held.get(key, 0)
 
 
-def limit_error(limit: str, value: int, setting: str, who: str) -> ProtocolError:
+def limit_error(
+    limit: str, value: int, setting: str, who: str, retry_after: int = RETRY_AFTER_S
+) -> ProtocolError:
     """The JSON-RPC error (HTTP 429) of a request refused by ``limit``, naming it."""
     return ProtocolError(
         LIMIT_EXCEEDED,
         f"Too many requests: {who} holds {value} {limit.replace('_', ' ')}, the most allowed "
-        f"({setting}); retry after {RETRY_AFTER_S} s",
-        {"limit": limit, "value": value, "setting": setting, "retryAfter": RETRY_AFTER_S},
+        f"({setting}); retry after {retry_after} s",
+        {"limit": limit, "value": value, "setting": setting, "retryAfter": retry_after},
         429,
     )
 

@@ -8,7 +8,8 @@ and :class:`JsonFormatter` writes ``{"ts": ..., "level": "info", "logger": ..., 
 "event": "tool_call", "tool": "close_ticket", "round": 2}``, with the traceback as a string when
 there is one. Never put answers' content, arguments or secrets in ``extra``: log lines leave the
 machine. A line whose text may quote a redacted field (a handler's exception) carries the values
-to hide under :data:`SECRETS`: the formatter writes each as ``"[redacted]"``.
+to hide under :data:`SECRETS`: the formatter writes each as ``"[redacted]"``. The ``ctx.log`` of
+a tool that redacts fields is a :func:`scrubbing` logger, which puts them on every record it logs.
 """
 
 from __future__ import annotations
@@ -20,7 +21,15 @@ import time
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-__all__ = ["REDACTED", "SECRETS", "JsonFormatter", "configure_logging", "secret_values"]
+__all__ = [
+    "REDACTED",
+    "SECRETS",
+    "JsonFormatter",
+    "configure_logging",
+    "scrub",
+    "scrubbing",
+    "secret_values",
+]
 
 REDACTED = "[redacted]"
 """What a redacted value reads as in a log line."""
@@ -67,11 +76,49 @@ def secret_values(values: Mapping[str, Any], hidden: frozenset[str]) -> tuple[st
     return tuple(sorted(set(found), key=len, reverse=True))
 
 
+def scrub(text: str, secrets: tuple[str, ...]) -> str:
+    """``text`` with each of ``secrets`` (longest first, as :func:`secret_values` gives them)
+    written as ``"[redacted]"``."""
+    for secret in secrets:
+        text = text.replace(secret, REDACTED)
+    return text
+
+
+def scrubbing(base: logging.Logger, secrets: tuple[str, ...]) -> logging.Logger:
+    """A logger whose records go to ``base`` carrying ``secrets`` (see :data:`SECRETS`)."""
+    return _Scrubbing(base, secrets)
+
+
+class _Scrubbing(logging.Logger):
+    """A logger of one handler call that marks its records' secrets, then hands them to ``base``.
+
+    NOTE: not registered with :mod:`logging` (one per call), it carries ``base``'s name and
+    level, so its lines read as ``base``'s; every handler that formats them sees the secrets,
+    and the JSON formatter writes each as ``"[redacted]"``, in the message and the traceback.
+    """
+
+    def __init__(self, base: logging.Logger, secrets: tuple[str, ...]) -> None:
+        super().__init__(base.name, base.getEffectiveLevel())
+        self.parent = base
+        self.propagate = False
+        self._base = base
+        self._secrets = secrets
+
+    def isEnabledFor(self, level: int) -> bool:
+        """Whatever ``base`` would log."""
+        return self._base.isEnabledFor(level)
+
+    def handle(self, record: logging.LogRecord) -> None:
+        """Put this call's secrets on ``record`` (with any it had), then let ``base`` handle it."""
+        had: tuple[str, ...] = getattr(record, SECRETS, None) or ()
+        found = set(had) | set(self._secrets)
+        setattr(record, SECRETS, tuple(sorted(found, key=len, reverse=True)))
+        self._base.handle(record)
+
+
 def _scrub(value: Any, secrets: tuple[str, ...]) -> Any:
     if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, REDACTED)
-        return value
+        return scrub(value, secrets)
     if isinstance(value, Mapping):
         return {k: _scrub(v, secrets) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -168,7 +168,10 @@ class Settings:
     def legacy(self) -> LegacyOptions:
         """The legacy-session options these settings give."""
         return LegacyOptions(
-            answer_timeout_s=self.answer_timeout_s, session_ttl_s=self.session_ttl_s
+            answer_timeout_s=self.answer_timeout_s,
+            session_ttl_s=self.session_ttl_s,
+            sessions=self.limits.sessions,
+            questions_per_session=self.limits.questions_per_session,
         )
 
 

@@ -1,10 +1,10 @@
-"""Who may change the tokens file: ssh's StrictModes, for the file and the folder it is in.
+"""Who may change the tokens file: ssh's StrictModes, for the file and every folder above it.
 
-The tokens file decides who gets in, so whoever can write it, or replace it in its folder, can let
-themselves in. It is accepted only when it is owned by the user serving (or root) and not
-writable by group or others, and when its folder is not writable by group or others either,
-unless that folder is sticky (like ``/tmp``: nobody but a file's owner may rename or remove it)
-and owned by the user or root.
+The tokens file decides who gets in, so whoever can write it, or replace it or any folder on the
+way to it, can let themselves in. It is accepted only when it is owned by the user serving (or
+root) and not writable by group or others, and when every folder from its own up to ``/`` is
+owned by the user or root and not writable by group or others either, unless that folder is
+sticky (like ``/tmp``: nobody but an entry's owner may rename or remove it).
 """
 
 from __future__ import annotations
@@ -37,28 +37,62 @@ def file_problem(path: Path, found: os.stat_result) -> str | None:
 
 
 def directory_problem(path: Path) -> str | None:
-    """Why the folder holding the tokens file at ``path`` lets others replace it, or None."""
-    folder = path.parent
-    try:
-        found = folder.stat()
-    except OSError:
-        return None  # no folder: no file either, and nothing can be written there
+    """Why a folder above the tokens file at ``path`` lets someone else replace it, or None.
+
+    Every folder from the file's own up to ``/`` is checked, along the path as given and along
+    the path with its links resolved (whoever may replace a link may point it elsewhere), as
+    ssh's StrictModes does for ``authorized_keys``.
+    """
+    for folder in _folders(path):
+        try:
+            found = folder.stat()
+        except OSError:
+            continue  # no folder: nothing can be written there, nor the file be in it
+        problem = _folder_problem(path, folder, found)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _folders(path: Path) -> list[Path]:
+    """The folders above ``path``, nearest first, as given and with links resolved."""
+    given = Path(os.path.abspath(path))
+    found: list[Path] = []
+    for start in (given, given.resolve()):
+        for folder in start.parents:
+            if folder not in found:
+                found.append(folder)
+    return found
+
+
+def _folder_problem(path: Path, folder: Path, found: os.stat_result) -> str | None:
+    """Why ``folder`` (as ``found``), above the tokens file ``path``, is not safe, or None.
+
+    NOTE: unlike ssh, a sticky folder others may write (``/tmp``) is accepted when root or the
+    user owns it: nobody else may rename or remove what is in it, and its entry on the way to
+    the file is checked in turn.
+    """
     mode = stat.S_IMODE(found.st_mode)
-    if not mode & _OTHERS_WRITE:
-        return None
-    if mode & stat.S_ISVTX and _trusted(found.st_uid):
-        return None
-    if mode & stat.S_ISVTX:
+    where = "in" if folder == Path(os.path.abspath(path)).parent else "inside"
+    if not _trusted(found.st_uid):
+        if mode & stat.S_ISVTX and mode & _OTHERS_WRITE:
+            return (
+                f"the tokens file {path} is {where} {folder}, a shared folder (mode {mode:04o}) "
+                f"owned by {_user(found.st_uid)}, who may replace the file; keep the tokens file "
+                f"in a folder of your own (mkdir -m 700 DIR), or run: chown {_me()} {folder}"
+            )
         return (
-            f"the tokens file {path} is in {folder}, a shared folder (mode {mode:04o}) owned by "
-            f"{_user(found.st_uid)}, who may replace the file; keep the tokens file in a folder "
-            f"of your own (mkdir -m 700 DIR), or run: chown {_me()} {folder}"
+            f"the tokens file {path} is {where} {folder}, owned by {_user(found.st_uid)} (mode "
+            f"{mode:04o}), who may replace the file or what leads to it; keep the tokens file "
+            f"in a folder of your own, or run: chown {_me()} {folder}"
         )
-    return (
-        f"the tokens file {path} is in {folder}, which group or others may write (mode "
-        f"{mode:04o}, owner {_user(found.st_uid)}), so they could replace the file; run: "
-        f"chmod go-w {folder}"
-    )
+    if mode & _OTHERS_WRITE and not mode & stat.S_ISVTX:
+        return (
+            f"the tokens file {path} is {where} {folder}, which group or others may write (mode "
+            f"{mode:04o}, owner {_user(found.st_uid)}), so they could replace the file; run: "
+            f"chmod go-w {folder}"
+        )
+    return None
 
 
 def _trusted(uid: int) -> bool:

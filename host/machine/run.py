@@ -15,7 +15,7 @@ from typing import Any
 
 from host import ids
 from host.errors import AnswerMismatch, ContentError, ProtocolError, StoreError, ToolError
-from host.logs import SECRETS, secret_values
+from host.logs import SECRETS, scrubbing, secret_values
 from host.machine.approve import ApproveStep, bind_approved, ended, pending, spent
 from host.machine.bind import Handler
 from host.machine.content import content_blocks
@@ -329,6 +329,7 @@ class Machine:
         Raises:
             ToolError: it did not: the call ends saying so (the read goes on, unheard).
         """
+        ctx = self._scrubbed(ctx, scope)
         try:
             return RUNNER.call(lambda: step.handler(scope, ctx), step.timeout_s)
         except HandlerTimeout:
@@ -365,9 +366,16 @@ class Machine:
                 return "unticked"
         return None
 
+    def _scrubbed(self, ctx: CallContext, scope: Mapping[str, Any]) -> CallContext:
+        """``ctx`` for a handler; its ``ctx.log`` hides the redacted fields' values, if any."""
+        if not self.audit_redact:
+            return ctx
+        secrets = secret_values(scope, self.audit_redact)
+        return replace(ctx, log=scrubbing(ctx.log, secrets)) if secrets else ctx
+
     def _act(self, scope: Mapping[str, Any], ctx: CallContext, act: Handler) -> Outcome:
         try:
-            value = act(scope, ctx)
+            value = act(scope, self._scrubbed(ctx, scope))
             if self.returns == "value":
                 return self._checked(Outcome.from_value(value, acted=True), ctx, scope)
         except ToolError as exc:

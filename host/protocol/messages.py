@@ -11,9 +11,10 @@ level (RFC 5424's, lowest first: debug, info, notice, warning, error, critical, 
 From then on, every record a handler logs on ``ctx.log`` during a call, at or above that level, is
 sent as ``notifications/message {level, logger, data}`` on the call's own event stream
 (:mod:`host.protocol.streams`), and still goes to the server log exactly as before. ``logger`` is
-the tool's name and ``data`` the record's message text: never its ``extra`` fields nor a
-traceback, and never a record of the host's own (a handler's crash stays in the server log, with
-its incident id). Without a level nothing is sent.
+the tool's name and ``data`` the record's message text (redacted fields' values written as
+``"[redacted]"``, as in the server log: :func:`host.logs.scrubbing`): never its ``extra`` fields
+nor a traceback, and never a record of the host's own (a handler's crash stays in the server log,
+with its incident id). Without a level nothing is sent.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from host.logs import SECRETS, scrub
 from host.protocol.jsonrpc import INVALID_PARAMS, error
 
 __all__ = ["LEVELS", "LOG_LEVEL_KEY", "LogForward", "mcp_level", "read_level"]
@@ -105,7 +107,7 @@ class LogForward:
         if record.levelno < self.threshold:
             return
         try:
-            data = record.getMessage()
+            data = scrub(record.getMessage(), getattr(record, SECRETS, None) or ())
         except Exception:  # NOTE: bad format arguments; the server log's handler reports them
             return
         self._send({"level": mcp_level(record.levelno), "logger": self.tool, "data": data})

@@ -90,7 +90,7 @@ class HostServer(BaseApplication):  # type: ignore[misc]
             raise SystemExit(BOOT_ERROR)
         current = self.specs.current
         assert current is not None, "the master loads the specs before forking"
-        return load_app(self.settings, current.project, current.machines)
+        return load_app(self.settings, current.project, current.machines, store_checked=True)
 
     def run(self) -> None:
         """Serve until stopped (the master's loop); returns in the master only."""

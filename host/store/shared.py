@@ -17,7 +17,9 @@ Redis, every host instance) to see the same thing:
   the retention period by :meth:`Store.prune_audit`;
 * approval requests (:class:`host.store.requests.ApprovalRequest`): opened once per binding by
   :meth:`Store.open_request`, decided by :meth:`Store.decide_request`, spent by exactly one call
-  with :meth:`Store.spend_request`, waited for with :meth:`Store.wait_request`.
+  with :meth:`Store.spend_request`, waited for with :meth:`Store.wait_request`;
+* places (:mod:`host.store.places`): :meth:`Store.take_place` counts a group's live members and
+  adds one only below a limit, :meth:`Store.holds_place` and :meth:`Store.give_place`.
 
 Every record has a time to live. Expired records are invisible at once and deleted lazily. Act
 keys, lock names, record keys and queue keys are four separate namespaces.
@@ -83,6 +85,7 @@ from host.store.checks import (
 )
 from host.store.claims import ActClaim, Lock, new_token
 from host.store.leases import LeaseKeeper
+from host.store.places import Places
 from host.store.records import Approval, AuditRecord
 from host.store.requests import HISTORY_S, ApprovalRequest, Decision, Verdict
 from host.store.values import DEFAULT_LEASE_S, ActState, Risk
@@ -282,6 +285,11 @@ class Backend(Protocol):
         ...
 
     @property
+    def places(self) -> Places:
+        """Places."""
+        ...
+
+    @property
     def file(self) -> Path | None:
         """The database file of a store in one file (SQLite), else None."""
         ...
@@ -326,6 +334,7 @@ class Store:
         self._approvals = backend.approvals
         self._audit = backend.audit
         self._requests = backend.requests
+        self._places = backend.places
         self._keeper = LeaseKeeper(self._renew, lease_s, repr(backend))
 
     def __repr__(self) -> str:
@@ -460,6 +469,28 @@ class Store:
             The value, or None if none arrived in time. ``timeout_s <= 0`` does not wait.
         """
         return pop_waiting(self._queues.watcher, key, timeout_s, self._queues.take)
+
+    def take_place(
+        self, group: str, member: str, *, most: int | None, ttl_s: float
+    ) -> float | None:
+        """Make ``member`` a member of ``group`` for ``ttl_s``, unless it has ``most`` already.
+
+        Returns:
+            None when taken (a member already there is renewed); else the seconds until the
+            group's oldest member expires (``most=None``: never refused).
+        """
+        check_ttl(ttl_s)
+        if most is not None and most < 0:
+            raise ValueError(f"most must be at least 0, got {most}")
+        return self._places.take(group, member, most, ttl_s)
+
+    def holds_place(self, group: str, member: str) -> bool:
+        """Whether ``member`` is a live member of ``group``."""
+        return self._places.holds(group, member)
+
+    def give_place(self, group: str, member: str) -> None:
+        """Remove ``member`` from ``group`` if it is one."""
+        self._places.give(group, member)
 
     # -- approvals and audit records -------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from host.limits import LimitSettings
 from host.protocol import REVISIONS
 from host.protocol.legacy.sessions import SessionSealer
 from support.helpdesk import use_tmp_data
@@ -261,3 +262,15 @@ def test_modern_clients_are_unaffected(tmp_path: Path, monkeypatch: pytest.Monke
     assert result["resultType"] == "complete"
     response = {"jsonrpc": "2.0", "id": "q", "result": {}}
     assert mcp.post(response, mcp.headers("tools/call")).status_code == 400
+
+
+def test_anonymous_sessions_are_not_limited_as_one_principal(tmp_path: Path) -> None:
+    # NOTE: without auth settings everyone is `anonymous`: a sessions limit of 2 would let two
+    # people in; it counts authenticated principals only (tests/served/test_tenants.py).
+    http = legacy_client(tmp_path, limits=LimitSettings(sessions=2)).http
+    sessions = []
+    for _ in range(5):
+        legacy = Legacy(http)
+        legacy.initialize(NEWEST, {})
+        sessions.append(legacy)
+    assert all(s.result(s.request("ping")) == {} for s in sessions)

@@ -1,11 +1,15 @@
 """Redacted fields never reach the store in clear: the records that carry a legacy call between
 rounds (the relay's answers, the fallback tool's question records) hold them encrypted.
 
-Searched for in every SQLite file and its WAL; in every Redis key and its append-only file."""
+Searched for in every SQLite file and its WAL; in every Redis key and its append-only file. The
+fixture's handler also logs both values on ``ctx.log``: every log line, and every log message sent
+to the client, shows them as "[redacted]"."""
 
 from __future__ import annotations
 
+import io
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +18,7 @@ from typing import Any
 import pytest
 import redis
 
+from host.logs import configure_logging
 from host.observers.batches import flush_all
 from host.spec import load_project
 from support.legacy import Legacy, legacy_client
@@ -122,4 +127,40 @@ def test_fallback_questions_keep_redacted_fields_encrypted(tmp_path: Path, where
 
     assert "isError" not in done, done
     flush_all()
+    assert_nowhere_in_the_store(where)
+
+
+def test_a_handler_logging_redacted_values_on_ctx_log_writes_them_nowhere(
+    tmp_path: Path, where: Where
+) -> None:
+    buffer = io.StringIO()
+    logger = logging.getLogger("host")
+    before = (list(logger.handlers), logger.level, logger.propagate)
+    configure_logging(logging.DEBUG, stream=buffer)
+    try:
+        legacy = client(tmp_path, where)
+        legacy.initialize("2025-11-25")
+        assert legacy.result(legacy.request("logging/setLevel", {"level": "debug"})) == {}
+        events = legacy.stream("send_note", {"recipient": RECIPIENT})
+        assert legacy.answer(events.next(), WRITE).status_code == 202
+        assert legacy.answer(events.next(), YES).status_code == 202
+        rest = events.rest()
+        flush_all()
+    finally:
+        logger.handlers[:] = before[0]
+        logger.setLevel(before[1])
+        logger.propagate = before[2]
+
+    assert "isError" not in rest[-1]["result"], rest
+    sent = [m["params"]["data"] for m in rest if m.get("method") == "notifications/message"]
+    assert sent == [
+        "sending a note to [redacted]: [redacted]",
+        "sent '[redacted]' to [redacted]",
+    ]
+    text = buffer.getvalue()
+    lines = [json.loads(line) for line in text.splitlines()]
+    logged = [line for line in lines if line["logger"] == "host.handler.send_note"]
+    assert [line["message"] for line in logged] == sent
+    assert logged[1]["to"] == "[redacted]"
+    assert RECIPIENT not in text and NOTE not in text
     assert_nowhere_in_the_store(where)

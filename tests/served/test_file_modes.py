@@ -3,7 +3,8 @@
 As in the attack on ``host serve``: a tokens file owned by another user (0644, in a 1777 folder)
 was accepted, so that user decided who got in. Now ``host serve`` refuses to start, in one line
 that names the file, the owner and mode found, and the command that fixes it; so does every
-other reader of the file. The tests run as root, so they can hand a file or folder to uid 12345.
+other reader of the file. As ssh's StrictModes, every folder up to ``/`` counts, links resolved.
+The tests run as root, so they can hand a file or folder to uid 12345.
 """
 
 from __future__ import annotations
@@ -115,3 +116,54 @@ def test_no_tokens_file_yet_in_a_folder_others_may_write_is_refused(tmp_path: Pa
     open_folder.chmod(0o777)
     with pytest.raises(AuthSettingsError, match="chmod go-w"):
         create_token(open_folder / "tokens", "ci", [])
+
+
+def test_a_folder_above_the_tokens_folder_that_others_may_write_is_refused(
+    tmp_path: Path,
+) -> None:
+    # as ssh's StrictModes: every folder up to / counts, not only the file's own
+    upper = tmp_path / "upper"
+    (upper / "deep" / "er").mkdir(parents=True)
+    tokens = _tokens(upper / "deep" / "er")
+    upper.chmod(0o775)
+    _refused(tmp_path, tokens, f"inside {upper}", "mode 0775", f"chmod go-w {upper}")
+
+
+@needs_root
+def test_a_folder_above_owned_by_another_user_is_refused(tmp_path: Path) -> None:
+    upper = tmp_path / "upper"
+    (upper / "deep").mkdir(parents=True)
+    tokens = _tokens(upper / "deep")
+    os.chown(upper, STRANGER, STRANGER)  # mode 0755: its owner alone may write it, enough
+    _refused(tmp_path, tokens, f"inside {upper}", f"owned by uid {STRANGER}", f"chown root {upper}")
+
+
+@needs_root
+def test_the_tokens_folder_owned_by_another_user_is_refused_even_if_closed(tmp_path: Path) -> None:
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    tokens = _tokens(theirs)
+    os.chown(theirs, STRANGER, STRANGER)
+    _refused(tmp_path, tokens, f"in {theirs}", f"owned by uid {STRANGER}")
+
+
+def test_a_link_to_a_tokens_file_in_a_folder_others_may_write_is_refused(tmp_path: Path) -> None:
+    open_folder = tmp_path / "open"
+    open_folder.mkdir()
+    real = _tokens(open_folder)
+    open_folder.chmod(0o777)
+    safe = tmp_path / "safe"
+    safe.mkdir(mode=0o700)
+    link = safe / "tokens"
+    link.symlink_to(real)
+    _refused(tmp_path, link, f"inside {open_folder}", f"chmod go-w {open_folder}")
+
+
+def test_ones_own_folder_inside_a_sticky_shared_folder_is_accepted(tmp_path: Path) -> None:
+    # like a home under /tmp: others may write the sticky folder, but not rename what is ours
+    shared = tmp_path / "shared"
+    (shared / "mine" / "deeper").mkdir(parents=True)
+    shared.chmod(0o1777)
+    (shared / "mine").chmod(0o700)
+    tokens = _tokens(shared / "mine" / "deeper")
+    assert [r.name for r in read_tokens(tokens)] == ["ci"]

@@ -1,13 +1,17 @@
 """A store that refused writes for a while, then takes them again: every worker recovers by itself.
 
-``host serve`` with two workers on SQLite; the store's files are made immutable (``chattr +i``,
-as root: file modes do not stop root), calls are refused meanwhile, then the files are freed and
-ten final rounds in a row must all succeed, on whichever worker they land, with no restart.
+``host serve`` with two workers on SQLite, then on Redis; the store's files are made immutable
+(``chattr +i``, as root: file modes do not stop root; Redis then refuses writes, and even PING,
+with MISCONF), calls are refused meanwhile, and a worker dies and is replaced during the outage:
+its replacement boots (not ready) instead of stopping the host. Then the files are freed and ten
+final rounds in a row must all succeed, on whichever worker they land, with no restart.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import time
@@ -20,6 +24,7 @@ import pytest
 from support.modern import Mcp, call
 from support.redis import RedisServer
 from support.servers import Server, host_serve
+from support.waiting import wait_until
 from support.wire import Served
 
 pytestmark = pytest.mark.served
@@ -53,15 +58,7 @@ def immutable(paths: list[Path], on: bool) -> None:
     subprocess.run(["chattr", flag, *map(str, paths)], check=True, capture_output=True)
 
 
-# NOTE: under load a worker may be replaced while Redis refuses writes (MISCONF); the new one
-# refuses to boot, and gunicorn's master then stops the whole host ("Worker failed to boot").
-REDIS_BOOT = pytest.mark.xfail(
-    reason="a worker replaced during a Redis write outage fails to boot and stops the host",
-    strict=False,
-)
-
-
-@pytest.fixture(params=["sqlite", pytest.param("redis", marks=REDIS_BOOT)])
+@pytest.fixture(params=["sqlite", "redis"])
 def serving(
     request: pytest.FixtureRequest, tmp_path: Path, redis_server: Callable[..., RedisServer]
 ) -> Iterator[tuple[Server, Path]]:
@@ -88,6 +85,43 @@ def store_files(folder: Path) -> list[Path]:
     if (folder / "store.db").exists():
         return [folder, *(f for f in sorted(folder.glob("store.db*")) if f.suffix != ".db-shm")]
     return [folder, *(f for f in sorted(folder.rglob("*")) if f.suffix != ".log")]
+
+
+def workers(server: Server) -> list[int]:
+    """The pids of the master's workers now."""
+    children = Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text()
+    return [int(pid) for pid in children.split()]
+
+
+def replace_a_worker(server: Server) -> None:
+    """Kill a worker, as the kernel's OOM killer would, and wait for its replacement to boot."""
+    before = workers(server)
+    os.kill(before[0], signal.SIGKILL)
+    assert wait_until(lambda: len(set(workers(server)) - set(before)) == 1, 10), workers(server)
+    time.sleep(3)  # the new worker's boot, which used to stop the whole host
+
+
+def alive(server: Server) -> bool:
+    """Whether the master still runs (not a zombie) and the host answers ``/healthz``."""
+    stat = Path(f"/proc/{server.pid}/stat")
+    if not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z":
+        return False
+    conn = server.connect()
+    try:
+        conn.request("GET", "/healthz")
+        return conn.getresponse().status == 200
+    except OSError:
+        return False
+    finally:
+        conn.close()
+
+
+def ready(server: Server) -> int:
+    conn = server.connect()
+    conn.request("GET", "/readyz")
+    response = conn.getresponse()
+    response.read()
+    return response.status
 
 
 def final_round(server: Server, word: str) -> tuple[int, dict[str, Any]]:
@@ -168,6 +202,10 @@ def test_workers_recover_by_themselves_once_the_store_takes_writes_again(
         time.sleep(6)  # past a lease: the workers' lease keepers and sweeps meet the refusals too
         refused += [final_round(server, f"later-{n}")[0] for n in range(4)]
         assert 503 in refused, refused
+        replace_a_worker(server)
+        assert alive(server), "the host stopped"
+        assert len(workers(server)) == 2
+        assert {ready(server) for _ in range(4)} == {503}
     finally:
         immutable(files, False)
     time.sleep(2)  # "within seconds"
@@ -178,3 +216,34 @@ def test_workers_recover_by_themselves_once_the_store_takes_writes_again(
     assert [body["result"]["structuredContent"] for _, body in rounds] == [
         {"noted": f"after-{n}"} for n in range(10)
     ]
+    assert wait_until(lambda: {ready(server) for _ in range(4)} == {200}, 10)
+
+
+def test_a_worker_replaced_while_redis_is_down_leaves_the_host_running(
+    tmp_path: Path, redis_server: Callable[..., RedisServer]
+) -> None:
+    for name, file, text in (("specs", "note.yaml", SPECS), ("handlers", "n.py", HANDLERS)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / file).write_text(text)
+    redis = redis_server("--appendonly", "yes", "--appendfsync", "always")
+    specs = tmp_path / "specs"
+    with host_serve(
+        tmp_path, "host", "--workers", "2", specs=specs, HOST_STORE=redis.url
+    ) as server:
+        assert final_round(server, "before")[0] == 200
+        redis.stop()
+        try:
+            before = workers(server)
+            os.kill(before[0], signal.SIGKILL)
+            time.sleep(4)  # its replacements cannot open the store, again and again
+            assert alive(server), "the host stopped"
+            assert "cannot open the store now" in server.log.read_text()
+        finally:
+            redis.start()
+        assert wait_until(lambda: len(workers(server)) == 2, 10)
+        time.sleep(2)  # "within seconds"
+
+        rounds = [final_round(server, f"after-{n}")[0] for n in range(10)]
+
+        assert rounds == [200] * 10, rounds
+        assert wait_until(lambda: {ready(server) for _ in range(4)} == {200}, 10)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -23,7 +24,7 @@ from support.legacy import NEWEST, Legacy
 from support.paths import FIXTURES
 from support.servers import Server, host_serve
 from support.waiting import wait_until
-from support.wire import HEADERS, Served
+from support.wire import HEADERS, Served, send
 
 pytestmark = pytest.mark.served
 
@@ -33,6 +34,7 @@ LIMITS = {
     "HOST_LIMIT_CALLS_IN_FLIGHT": "6",
     "HOST_LIMIT_HANDLER_THREADS": "4",
     "HOST_LIMIT_STREAMS_PER_SESSION": "1",
+    "HOST_LIMIT_SESSIONS": "8",
 }
 
 
@@ -179,3 +181,69 @@ def test_one_sessions_streams_are_capped(site: Site) -> None:
     finally:
         for conn in held:
             conn.close()
+
+
+def initialize(site: Site, who: str) -> tuple[int, dict[str, str], dict[str, Any]]:
+    """A legacy ``initialize`` on a new connection: the status, headers and JSON body."""
+    params = {"protocolVersion": NEWEST, "capabilities": {}, "clientInfo": {"name": "m"}}
+    body = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+    conn = site.server.connect()
+    try:
+        response = send(conn, body, Authorization=f"Bearer {site.tokens[who]}")
+        found = {k.lower(): v for k, v in response.getheaders()}
+        return response.status, found, json.loads(response.read())
+    finally:
+        conn.close()
+
+
+def session_request(site: Site, who: str, session: str, method: str) -> int:
+    """One request of a legacy session on a new connection (``DELETE`` ends it); its status."""
+    conn = site.server.connect()
+    headers = {"Mcp-Session-Id": session, "Authorization": f"Bearer {site.tokens[who]}"}
+    try:
+        if method == "DELETE":
+            conn.request("DELETE", "/mcp", headers=headers)
+        else:
+            body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {}}
+            conn.request("POST", "/mcp", json.dumps(body), {**HEADERS, **headers})
+        response = conn.getresponse()
+        response.read()
+        return response.status
+    finally:
+        conn.close()
+
+
+def test_one_principals_sessions_are_capped_across_workers(site: Site) -> None:
+    opened: list[str] = []
+    for _ in range(40):
+        status, headers, body = initialize(site, "mallory")
+        if status != 200:
+            break
+        opened.append(headers["mcp-session-id"])
+    # the streams test may hold one of mallory's sessions; both workers count the same places
+    assert 7 <= len(opened) <= 8 and status == 429, (len(opened), status, body)
+    assert body["error"]["code"] == -32029 and body["error"]["data"]["limit"] == "sessions"
+    assert "HOST_LIMIT_SESSIONS" in body["error"]["message"]
+    assert int(headers["retry-after"]) > 3600  # the oldest place frees when its session expires
+    assert initialize(site, "alice")[0] == 200
+    # an ended session frees its place, and is refused by every worker from then on
+    assert session_request(site, "mallory", opened[0], "DELETE") == 204
+    assert all(session_request(site, "mallory", opened[0], "ping") == 404 for _ in range(4))
+    assert session_request(site, "mallory", opened[1], "ping") == 200
+    assert initialize(site, "mallory")[0] == 200
+    assert initialize(site, "mallory")[0] == 429
+
+
+def test_an_ended_session_leaves_no_row_behind(site: Site) -> None:
+    status, headers, _ = initialize(site, "alice")
+    session = headers["mcp-session-id"]
+    assert status == 200
+    assert session_request(site, "alice", session, "tools/list") == 200
+    with sqlite3.connect(site.data / "store.db") as db:
+        before = db.execute("SELECT COUNT(*) FROM store_records").fetchone()[0]
+        places = db.execute("SELECT COUNT(*) FROM store_places").fetchone()[0]
+    assert session_request(site, "alice", session, "DELETE") == 204
+    with sqlite3.connect(site.data / "store.db") as db:
+        after = db.execute("SELECT COUNT(*) FROM store_records").fetchone()[0]
+        assert db.execute("SELECT COUNT(*) FROM store_places").fetchone()[0] == places - 1
+    assert after == before - 1  # its tools-seen row, and no tombstone in its place

@@ -165,3 +165,15 @@ def test_the_record_written_before_an_act_is_bounded_too(tmp_path: Path) -> None
         assert set(record.arguments) == {BOUNDED}
     finally:
         store.close()
+
+
+def test_the_session_limits_have_defaults_and_read_their_settings() -> None:
+    limits = Settings.from_env({}).limits
+    assert (limits.sessions, limits.questions_per_session) == (64, 16)
+    env = {"HOST_LIMIT_SESSIONS": "7", "HOST_LIMIT_QUESTIONS_PER_SESSION": "3"}
+    settings = Settings.from_env(env)
+    assert (settings.limits.sessions, settings.limits.questions_per_session) == (7, 3)
+    legacy = settings.legacy()
+    assert (legacy.sessions, legacy.questions_per_session) == (7, 3)
+    with pytest.raises(SettingsError, match="HOST_LIMIT_SESSIONS"):
+        Settings.from_env({"HOST_LIMIT_SESSIONS": "0"})

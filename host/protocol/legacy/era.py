@@ -23,12 +23,14 @@ unknown, ended or expired one); every other JSON-RPC error in a session is sent 
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from host.errors import ProtocolError, ScopeError
+from host.limits import limit_error
 from host.protocol import adapt
 from host.protocol.calls import Pending, first_round, object_param, tool_name
 from host.protocol.context import RequestContext, trace_context
@@ -69,7 +71,7 @@ class LegacyProtocol:
     Args:
         host: The tools and the call core (shared with the modern revision).
         sessions: Mints and opens session ids.
-        store: The shared store: session tombstones, relayed answers, fallback questions.
+        store: The shared store: sessions' places, relayed answers, fallback questions.
         options: Answer timeout and keep-alive interval.
         fallback_ttl_s: How long a ``sendElicitationResult`` id stays valid.
         cipher: Encrypts redacted fields in the relay's and the fallback's store records.
@@ -137,6 +139,8 @@ class LegacyProtocol:
         except ScopeError:
             raise  # NOTE: authorization keeps its HTTP meaning (403) in every era
         except ProtocolError as exc:
+            if exc.http_status == 429:
+                raise  # NOTE: and so do limits (429, with Retry-After)
             raise ProtocolError(exc.code, exc.message, exc.data, 200) from None
         if isinstance(answer, Reply):
             return answer
@@ -160,8 +164,11 @@ class LegacyProtocol:
     def end_session(self, request: RequestContext) -> Reply:
         """End the session the request names; every worker refuses it from now on (204)."""
         session = self._session(request)
-        ttl = max(session.expires - time.time(), 1.0)
-        self.store.put(session.tombstone, "1", ttl)
+        # NOTE: the place goes first: once it is gone the id is refused everywhere, and the
+        # rest is only tidying that would otherwise wait for the session's expiry.
+        self.store.give_place(*session.place)
+        self.store.delete(session.log_level_key)
+        self.listeners.forget(session)
         log.info("session ended", extra={"event": "session_ended", "session": session.tag})
         return Reply(204)
 
@@ -180,6 +187,7 @@ class LegacyProtocol:
         session, token = self.sessions.start(
             revision, capabilities, params.get("clientInfo"), request.principal
         )
+        self._hold_place(session, request)
         log.info(
             "session started",
             extra={
@@ -200,6 +208,34 @@ class LegacyProtocol:
             result["instructions"] = self.host.server.instructions
         return Reply(200, success(message.id, result), {"Mcp-Session-Id": token})
 
+    def _hold_place(self, session: Session, request: RequestContext) -> None:
+        """Count the new session among its principal's open ones; 429 past the limit.
+
+        NOTE: anonymous callers are everyone at once, so they are not limited as one principal;
+        their sessions still take places, since a place is what keeps a session open.
+
+        Raises:
+            ProtocolError: HTTP 429 naming ``sessions`` (``HOST_LIMIT_SESSIONS``).
+        """
+        anonymous = request.identity.method == "none"
+        most = None if anonymous else self.options.sessions
+        ttl = max(session.expires - time.time(), 1.0)
+        wait_s = self.store.take_place(*session.place, most=most, ttl_s=ttl)
+        if wait_s is None:
+            return
+        log.info(
+            "session refused: too many open",
+            extra={"event": "limit_refused", "principal": request.principal,
+                   "reason": "sessions"},
+        )  # fmt: skip
+        raise limit_error(
+            "sessions",
+            self.options.sessions,
+            "HOST_LIMIT_SESSIONS",
+            request.principal,
+            retry_after=max(1, math.ceil(wait_s)),
+        )
+
     def _session(self, request: RequestContext) -> Session:
         if not request.session:
             raise ProtocolError(
@@ -210,7 +246,7 @@ class LegacyProtocol:
                 400,
             )
         session = self.sessions.open(request.session.strip(), request.principal)
-        if session is None or self.store.get(session.tombstone) is not None:
+        if session is None or not self.store.holds_place(*session.place):
             raise ProtocolError(
                 INVALID_REQUEST,
                 "Session not found: it ended or expired, or the id is not valid; send initialize "

@@ -54,9 +54,19 @@ class Listeners:
         self._slots = threading.BoundedSemaphore(options.listeners)
 
     def seen(self, session: Session) -> None:
-        """Record that ``session`` was just shown this process's tool list."""
+        """Record that ``session`` was just shown this process's tool list.
+
+        NOTE: written only when it changes: a client lists tools often, the list changes at
+        reloads only.
+        """
+        if self.store.get(_SEEN + session.id) == self.host.generation:
+            return
         ttl = max(session.expires - time.time(), 1.0)
         self.store.put(_SEEN + session.id, self.host.generation, ttl)
+
+    def forget(self, session: Session) -> None:
+        """Drop what :meth:`seen` kept for ``session`` (it ended)."""
+        self.store.delete(_SEEN + session.id)
 
     def open(self, session: Session, stopping: threading.Event, gone: Callable[[], bool]) -> Reply:
         """The stream for ``session``, or 503 when this process holds as many as it may.
@@ -103,7 +113,7 @@ class Listeners:
                 if gone():
                     return
                 if time.monotonic() - beat >= self.options.keepalive_s:
-                    if time.time() >= session.expires or self.store.get(session.tombstone):
+                    if time.time() >= session.expires or not self.store.holds_place(*session.place):
                         return
                     yield None
                     beat = time.monotonic()

@@ -9,7 +9,9 @@ answer onto a queue named by the id; the worker holding the stream pops it.
 
 Request ids are random (144 bits), so nobody can answer a question they were not asked, and each is
 recorded with its session, so a session can answer only its own. A question unanswered after the
-answer timeout ends the call with a result saying so; nothing is done.
+answer timeout ends the call with a result saying so; nothing is done. Each open question holds
+its request's thread, so a session may hold at most ``questions_per_session`` of them in one
+process (``HOST_LIMIT_QUESTIONS_PER_SESSION``); one more call that would ask gets HTTP 429.
 
 A question's record also names the tool and the digest of its definition: an answer that arrives
 after a reload changed the tool (on a new worker) ends the call with a result that says so, and
@@ -32,12 +34,13 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from host import ids
 from host.errors import ProtocolError, StoreError
+from host.limits import Slots, limit_error
 from host.machine import Outcome, Question
 from host.protocol import adapt
 from host.protocol.calls import Pending, next_round
@@ -99,6 +102,7 @@ class Relay:
         # NOTE: a question's records outlive its wait a little, so a late answer is told
         # "unknown" rather than finding a half-deleted question.
         self._ttl_s = options.answer_timeout_s + 60
+        self._open = Slots(options.questions_per_session)
 
     def stream(
         self,
@@ -113,8 +117,25 @@ class Relay:
             notifier: The request's notifications, when its client asked for progress or log
                 messages: later rounds then run beside the stream, which carries them as they
                 come.
+
+        Raises:
+            ProtocolError: HTTP 429 when the session holds ``questions_per_session`` open
+                questions in this process already (each holds its request's thread).
         """
-        return EventStream(self._events(_Stream(session, request_id, notifier), pending))
+        if not self._open.take(session.id):
+            log.info(
+                "question refused: too many open",
+                extra={"event": "limit_refused", "session": session.tag,
+                       "reason": "questions_per_session"},
+            )  # fmt: skip
+            raise limit_error(
+                "questions_per_session",
+                self._open.most,
+                "HOST_LIMIT_QUESTIONS_PER_SESSION",
+                "this session",
+            )
+        events = self._events(_Stream(session, request_id, notifier), pending)
+        return EventStream(_holding(events, lambda: self._open.give(session.id)))
 
     def deliver(self, session: Session, response: Response) -> None:
         """Hand a client's answer to whichever worker waits for it.
@@ -285,6 +306,14 @@ class Relay:
                 self.store.delete(_QUESTION + qid)
             except StoreError:  # pragma: no cover - the records expire anyway
                 log.warning("could not forget a question", extra={"question": _tag(qid)})
+
+
+def _holding(events: Generator[Event, None, None], give: Callable[[], None]) -> Generator[Event]:
+    """``events``, a slot held until they end or are closed (``give`` gives it back)."""
+    try:
+        yield from events
+    finally:
+        give()
 
 
 def _record(raw: str | None) -> dict[str, Any] | None:

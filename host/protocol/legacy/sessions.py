@@ -3,9 +3,11 @@
 A session's data (its negotiated revision, whether its client can show forms, who it is) travels
 inside the ``Mcp-Session-Id`` itself, signed with the same keys as ``requestState``: any gunicorn
 worker, or any instance sharing the secret, can serve any request of any session without asking
-the others. The store holds only what must be shared after the fact: the tombstone of a session
-ended with DELETE, so it is refused everywhere until it would have expired anyway, and the log
-level the client set with ``logging/setLevel``, so every worker forwards the same log messages.
+the others. The store holds only what must be shared: the session's place among its principal's
+open sessions (:mod:`host.store.places`), taken at ``initialize`` and given back by DELETE, so a
+principal's sessions are counted everywhere and an ended session is refused everywhere with no
+row left behind; and the log level the client set with ``logging/setLevel``, so every worker
+forwards the same log messages.
 """
 
 from __future__ import annotations
@@ -44,12 +46,18 @@ class LegacyOptions:
         listeners: The most GET streams (:mod:`host.protocol.legacy.listen`) one process keeps open:
             each holds a worker thread while it is open (a quarter of ``host serve``'s 1024
             threads per worker).
+        sessions: The most sessions one authenticated principal may hold open at once
+            (``HOST_LIMIT_SESSIONS``).
+        questions_per_session: The most questions one session may hold open on call streams
+            in one process (``HOST_LIMIT_QUESTIONS_PER_SESSION``).
     """
 
     answer_timeout_s: float = 300.0
     session_ttl_s: float = 86_400.0
     keepalive_s: float = 15.0
     listeners: int = 256
+    sessions: int = 64
+    questions_per_session: int = 16
 
 
 @dataclass(frozen=True)
@@ -57,7 +65,7 @@ class Session:
     """One legacy session, as its signed id carries it.
 
     Attributes:
-        id: A random id, the key of the session's tombstone and of its questions.
+        id: A random id, the key of the session's place and of its questions.
         version: The negotiated revision.
         forms: Whether questions can go to the client as ``elicitation/create`` requests: the
             revision knows form elicitation and the client declared it.
@@ -79,9 +87,9 @@ class Session:
         return REVISIONS[self.version]
 
     @property
-    def tombstone(self) -> str:
-        """The store key that marks this session as ended."""
-        return "session-ended:" + self.id
+    def place(self) -> tuple[str, str]:
+        """The store place (group, member) that keeps this session open: its principal's."""
+        return "sessions:" + self.principal, self.id
 
     @property
     def log_level_key(self) -> str:

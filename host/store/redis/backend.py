@@ -5,7 +5,8 @@ and locks under ``<prefix>lk:<name>`` (:mod:`host.store.redis.acts`), queues und
 ``<prefix>q:<key>`` (:mod:`host.store.redis.queues`), approvals under ``<prefix>ap``
 (:mod:`host.store.redis.approvals`), audit records under ``<prefix>au:``
 (:mod:`host.store.redis.audit`) and approval requests under ``<prefix>rq`` and ``<prefix>rb:``
-(:mod:`host.store.redis.requests`). Token checks that must be atomic are small Lua scripts.
+(:mod:`host.store.redis.requests`), places under ``<prefix>pl:``
+(:mod:`host.store.redis.places`). Token checks that must be atomic are small Lua scripts.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from host.store.redis.acts import RedisActs
 from host.store.redis.approvals import RedisApprovals
 from host.store.redis.audit import RedisAudit
 from host.store.redis.client import RedisClient
+from host.store.redis.places import RedisPlaces
 from host.store.redis.queues import RedisQueues
 from host.store.redis.records import RedisRecords
 from host.store.redis.requests import RedisRequests
@@ -54,6 +56,7 @@ class RedisBackend:
         self.approvals = RedisApprovals(self.client)
         self.audit = RedisAudit(self.client)
         self.requests = RedisRequests(self.client)
+        self.places = RedisPlaces(self.client)
 
     def __repr__(self) -> str:
         return f"RedisBackend({self.client.url!r})"

@@ -85,7 +85,18 @@ class RedisClient:
                 timeout=20,
             )
             self.raw: Any = redis.Redis(connection_pool=pool)
-            self.raw.ping()
+            try:
+                self.raw.ping()
+            except redis.ResponseError as exc:
+                # NOTE: Redis refuses even PING while it cannot persist (MISCONF): it answered,
+                # so it is reachable, and a worker must boot (not ready) rather than stop the
+                # host; every write fails until Redis takes writes again.
+                log.warning(
+                    "the Redis store %s refuses writes now: %s",
+                    self.url,
+                    exc,
+                    extra={"event": "store_refuses_writes"},
+                )
 
     @contextmanager
     def errors(self, doing: str) -> Iterator[None]:

@@ -61,6 +61,8 @@ class Connections:
         self._inherited: list[queue.SimpleQueue[sqlite3.Connection]] = []
         self._broken: str | None = None
         self._writer = threading.Lock()
+        # NOTE: the ids of connections opened while the file could not be written.
+        self._read_only: set[int] = set()
         try:
             if not path.parent.exists():
                 private_dir(path.parent)
@@ -118,6 +120,10 @@ class Connections:
         except BaseException:
             conn.close()
             raise
+        if not _writable(self.path):
+            # NOTE: SQLite opens a file it cannot write read-only, for good, and reads succeed
+            # on it: pooled, it would refuse a write after the file takes writes again.
+            self._read_only.add(id(conn))
         return conn
 
     def _set_wal(self, conn: sqlite3.Connection) -> None:
@@ -171,10 +177,11 @@ class Connections:
         self, conn: sqlite3.Connection, idle: queue.SimpleQueue[sqlite3.Connection], broken: bool
     ) -> None:
         """Put ``conn`` back for the next caller, or close it when it must not be used again."""
-        if broken:
+        if broken or id(conn) in self._read_only:
             # NOTE: a connection SQLite opened while the file could not be written (read-only,
             # immutable, a full disk) stays read-only for good: the next caller opens a new one,
             # so the worker recovers as soon as the file takes writes again.
+            self._read_only.discard(id(conn))
             conn.close()
             return
         if conn.in_transaction:
@@ -263,6 +270,12 @@ class Connections:
 #: SQLite's primary result codes after which a connection is not trusted again: READONLY,
 #: IOERR, CORRUPT, FULL, CANTOPEN.
 _SPOILT = frozenset({8, 10, 11, 13, 14})
+
+
+def _writable(path: Path) -> bool:
+    """Whether this process may write ``path`` now (an immutable file is not writable)."""
+    effective = os.access in os.supports_effective_ids
+    return os.access(path, os.W_OK, effective_ids=effective)
 
 
 def _spoilt(exc: sqlite3.Error) -> bool:

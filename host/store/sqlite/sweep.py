@@ -23,6 +23,7 @@ _SWEPT = (
     "store_approvals",
     "store_requests",
     "store_request_bindings",
+    "store_places",
 )
 """The tables whose rows have an ``expires`` time."""
 
