@@ -20,7 +20,8 @@ from typing import Any
 from host.errors import AnswerMismatch
 from host.machine.bind import Handler
 from host.machine.gate import ApprovalAsk, Decided
-from host.machine.run import ApproveStep, Machine, QuestionStep, ReadStep
+from host.machine.pages import PageAsk, Ticket
+from host.machine.run import ApproveStep, Machine, QuestionStep, ReadStep, UrlAskStep
 from host.machine.types import Answer, CallContext, Outcome, Question, given
 
 __all__ = ["Plan", "PlannedRound", "assumed_answer", "mismatch_text", "plan_call"]
@@ -140,7 +141,17 @@ def _context(
         reached.append(True)
         return Outcome.from_value("(the act would run here)")
 
-    return replace(ctx, round=number, once=once, gate=_PlanGate(plan_round))
+    return replace(ctx, round=number, once=once, gate=_PlanGate(plan_round), url_asks=_PlanPages())
+
+
+class _PlanPages:
+    """A URL ask's page in a plan: named, never opened, never submitted."""
+
+    def open(self, ask: PageAsk) -> Ticket:
+        return Ticket("(planned)", "(a page of the host's)", "(planned)")
+
+    def submitted(self, ticket: Ticket, wait_s: float) -> Mapping[str, Any] | None:
+        return None
 
 
 class _PlanGate:
@@ -156,7 +167,7 @@ class _PlanGate:
 
 def _dry(machine: Machine, current: PlannedRound) -> Machine:
     """A copy of ``machine`` that records reads and skipped questions and cannot act."""
-    steps: list[ReadStep | QuestionStep | ApproveStep] = []
+    steps: list[ReadStep | QuestionStep | ApproveStep | UrlAskStep] = []
     for step in machine.steps:
         if isinstance(step, ReadStep):
             steps.append(replace(step, handler=_recording(step, current)))
@@ -183,7 +194,7 @@ def _recording(step: ReadStep, current: PlannedRound) -> Handler:
 
 
 def _watching(
-    step: QuestionStep | ApproveStep, current: PlannedRound
+    step: QuestionStep | ApproveStep | UrlAskStep, current: PlannedRound
 ) -> Callable[[Mapping[str, Any]], Any]:
     when = step.when
     assert when is not None

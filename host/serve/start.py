@@ -29,7 +29,7 @@ from host.settings import Settings
 from host.spec.check import check_project
 from host.spec.durations import parse_duration
 from host.spec.import_check import DEFAULT_TIME_LIMIT_S
-from host.spec.model import Approve, Confirm, Project
+from host.spec.model import Confirm, Project, needs_sign_in
 from host.spec.paths import default_handlers_dir
 from host.spec.report import format_diagnostics
 from host.store import open_store, private_dir, require_durable
@@ -138,8 +138,9 @@ def unprotected(settings: Settings, scopes: Iterable[str]) -> str | None:
 
 
 def no_approvers(settings: Settings, project: Project) -> str | None:
-    """Why specs with ``approve`` steps cannot be served with ``settings`` (no auth), or None."""
-    tools = [t.name for t in project.tools if any(isinstance(s, Approve) for s in t.steps)]
+    """Why specs with steps that need a sign-in (approve, URL asks) cannot be served with
+    ``settings`` (no auth), or None."""
+    tools = [t.name for t in project.tools if any(needs_sign_in(s) for s in t.steps)]
     if tools and not settings.auth.enabled:
         return NO_APPROVERS.format(tools=", ".join(tools))
     return None

@@ -46,9 +46,9 @@ UNPROTECTED = (
 )
 
 NO_APPROVERS = (
-    "the specs have approve steps ({tools}) but no auth is configured, so nobody could sign in "
-    "to decide: set HOST_AUTH_ISSUER and HOST_AUTH_AUDIENCE (an identity provider) or "
-    "HOST_AUTH_TOKENS (static tokens made by `host token create`)"
+    "the specs have approve steps or URL asks ({tools}) but no auth is configured, so nobody "
+    "could sign in to decide or answer: set HOST_AUTH_ISSUER and HOST_AUTH_AUDIENCE (an "
+    "identity provider) or HOST_AUTH_TOKENS (static tokens made by `host token create`)"
 )
 
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
@@ -355,7 +355,7 @@ def build_app(
         raise SettingsError(
             UNPROTECTED.format(scopes=", ".join(sorted(scopes))), "HOST_AUTH_ISSUER"
         )
-    approving = [m.name for m in served.machines.values() if m.approves]
+    approving = [m.name for m in served.machines.values() if m.signs_in]
     if approving and not authenticator.enabled:
         served.store.close()
         raise SettingsError(NO_APPROVERS.format(tools=", ".join(approving)), "HOST_AUTH_ISSUER")
