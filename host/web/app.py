@@ -373,7 +373,7 @@ def build_app(
         app.add_route("/metrics", MetricsResource(served.metrics))
     keys = settings.secrets or (ensure_secret(settings.data_dir),)
     inbox = approvals if approvals is not None else served.approvals or EMPTY_INBOX
-    mount_pages(app, authenticator, inbox, keys, settings.auth.browser)
+    mount_pages(app, authenticator, inbox, keys, settings.auth.browser, served.url_asks)
     return app
 
 
