@@ -24,6 +24,7 @@ __all__ = [
     "ASK_SPECS",
     "PUBLIC_URL",
     "AskHost",
+    "HttpBrowser",
     "Visitor",
     "csrf_of",
     "files_holding",
@@ -145,3 +146,48 @@ def files_holding(root: Path, secret: str) -> Iterator[Path]:
     for path in root.rglob("*"):
         if path.is_file() and needle in path.read_bytes():
             yield path
+
+
+class HttpBrowser:
+    """A browser stand-in over real HTTP (cookies kept, redirects followed) for a served host."""
+
+    def __init__(self, base: str) -> None:
+        import http.cookiejar
+        import urllib.request
+
+        self.base = base
+        self.jar = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+
+    def open(self, url: str, form: dict[str, str] | None = None) -> tuple[int, str, str]:
+        """GET (or POST ``form`` to) ``url``: the status, the final URL and the page."""
+        import urllib.error
+        import urllib.request
+
+        body = None if form is None else urllib.parse.urlencode(form).encode()
+        request = urllib.request.Request(url if "://" in url else self.base + url, data=body)
+        try:
+            with self.opener.open(request, timeout=30) as reply:
+                return reply.status, reply.url, reply.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.url, exc.read().decode()
+
+    def sign_in(self, token: str) -> HttpBrowser:
+        _, _, page = self.open("/approvals/sign-in")
+        status, _, _ = self.open("/approvals/sign-in", {"token": token, "csrf": _csrf(page)})
+        assert status == 200, status
+        return self
+
+    def submit(self, url: str, values: dict[str, str]) -> str:
+        """Open an ask's page (its URL as the client got it) and submit ``values``."""
+        status, final, page = self.open(url)
+        assert status == 200 and "/approvals/asks/" in final, (status, final, page)
+        status, _, done = self.open(final, {"csrf": _csrf(page), **values})
+        assert status == 200 and "Done: return to your client" in done, (status, done)
+        return done
+
+
+def _csrf(page: str) -> str:
+    match = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert match, page
+    return match.group(1)

@@ -1,0 +1,78 @@
+"""URL asks end to end: the official Python SDK client over ``host serve`` with two workers.
+
+The SDK's elicitation callback takes its URL branch: it gets the page's URL (and, on the legacy
+handshake, an ``elicitationId``), a browser signs in as the caller and submits the page, the
+callback accepts, and the same call goes on: the handler gets the value, and only its hash is
+kept. The key is searched for afterwards in every file the host wrote, and in its log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+from mcp.types import ElicitResult
+
+from support.asks import ASK_FIXTURE, HttpBrowser, files_holding, make_tokens
+from support.servers import host_serve
+
+pytestmark = pytest.mark.served
+
+
+class Served:
+    def __init__(self, url: str, tokens: dict[str, str], folder: Path) -> None:
+        self.url, self.tokens, self.folder = url, tokens, folder
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    folder = tmp_path_factory.mktemp("url-asks")
+    tokens = make_tokens(folder / "tokens")
+    with host_serve(
+        folder, "host", "--workers", "2", "--threads", "8", specs=ASK_FIXTURE / "specs",
+        HOST_AUTH_TOKENS=tokens["file"],
+    ) as server:  # fmt: skip
+        yield Served(server.url, tokens, folder)
+
+
+@pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
+def test_the_python_sdk_gets_the_url_the_page_is_submitted_and_the_call_goes_on(
+    served: Served, mode: str
+) -> None:
+    key = f"sdk-{mode}-" + hashlib.sha256(mode.encode()).hexdigest()[:16]
+    seen: list[Any] = []
+
+    async def on_elicit(context: Any, params: Any) -> ElicitResult:
+        seen.append(params)
+        assert params.mode == "url" and params.url.startswith(served.url + "/asks/ask_")
+        browser = HttpBrowser(served.url).sign_in(served.tokens["alice"])
+        # NOTE: the browser submits while the client's accept is on its way (consent only).
+        threading.Timer(0.3, lambda: browser.submit(params.url, {"api_key": key})).start()
+        return ElicitResult(action="accept")
+
+    async def main() -> Any:
+        headers = {"Authorization": f"Bearer {served.tokens['alice']}"}
+        client = create_mcp_http_client(headers=headers)
+        transport = streamable_http_client(f"{served.url}/mcp", http_client=client)
+        with anyio.fail_after(60):
+            async with Client(transport, mode=mode, elicitation_callback=on_elicit) as session:
+                result = await session.call_tool("rotate_key", {"service": mode})
+                return result.structured_content
+
+    digest = hashlib.sha256(key.encode()).hexdigest()
+    assert anyio.run(main) == {"rotated": True, "service": mode, "sha256": digest[:12]}
+    assert len(seen) == 1
+    if mode == "legacy":
+        assert seen[0].elicitation_id.startswith("eli_")
+    kept = (served.folder / "host").rglob("rotated.jsonl")
+    rows = [json.loads(line) for path in kept for line in path.read_text().splitlines()]
+    assert {"service": mode, "sha256": digest, "note": None} in rows
+    assert list(files_holding(served.folder, key)) == []
