@@ -122,9 +122,20 @@ class AskHost:
         return browser.post(path, {"csrf": csrf_of(form), **values})
 
 
-def url_host(tmp_path: Path) -> AskHost:
-    """The key-rotation fixture served in-process with static tokens and a public URL."""
+def url_host(tmp_path: Path, wait: str | None = None) -> AskHost:
+    """The key-rotation fixture served in-process with static tokens and a public URL.
+
+    Args:
+        wait: The URL ask's ``wait:`` instead of the fixture's (10s), in a copy of its specs.
+    """
     from host.web.app import create_app
+
+    specs = ASK_SPECS
+    if wait is not None:
+        specs = tmp_path / "specs"
+        specs.mkdir()
+        text = (ASK_SPECS / "keys.yaml").read_text().replace("wait: 10s", f"wait: {wait}")
+        (specs / "keys.yaml").write_text(text)
 
     tokens = make_tokens(tmp_path / "tokens")
     auth = AuthSettings(
@@ -132,7 +143,8 @@ def url_host(tmp_path: Path) -> AskHost:
     )
     data = tmp_path / "data"
     settings = Settings(
-        specs_dir=ASK_SPECS,
+        specs_dir=specs,
+        handlers_dir=ASK_FIXTURE / "handlers",
         secrets=("test-key-1-0123456789abcdef0123456789",),
         data_dir=data,
         auth=auth,
