@@ -204,7 +204,7 @@ def test_the_typescript_client_2x_and_a_person_in_chromium(
             SERVICE=service,
             URL_FILE=str(url_file),
             MCP_MODE="legacy" if mode == "legacy" else "pinned",
-        )  # fmt: skip
+        )
     )
     params = json.loads(wait_for(lambda: url_file.exists() and url_file.read_text()))
     assert params["mode"] == "url" and params["url"].startswith(served.url + "/asks/ask_")
