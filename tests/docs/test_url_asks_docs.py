@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 from host.spec.check import check_project
@@ -40,3 +42,12 @@ def test_the_kit_answers_the_page_and_only_the_hash_is_kept(tmp_path: Path) -> N
     with sqlite3.connect(tmp_path / "keys.db") as conn:
         assert conn.execute("SELECT service, sha256 FROM keys").fetchall() == [("billing", digest)]
     assert not [p for p in tmp_path.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
+
+
+def test_the_examples_run_with_host_test() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "host", "test", str(EXAMPLE / "specs")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed, 0 failed" in done.stdout
