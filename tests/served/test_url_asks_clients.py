@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +24,7 @@ from mcp.client.streamable_http import create_mcp_http_client, streamable_http_c
 from mcp.types import ElicitResult
 
 from support.asks import ASK_FIXTURE, HttpBrowser, files_holding, make_tokens
-from support.servers import host_serve
+from support.servers import clean_env, host_serve
 
 pytestmark = pytest.mark.served
 
@@ -76,3 +78,29 @@ def test_the_python_sdk_gets_the_url_the_page_is_submitted_and_the_call_goes_on(
     rows = [json.loads(line) for path in kept for line in path.read_text().splitlines()]
     assert {"service": mode, "sha256": digest, "note": None} in rows
     assert list(files_holding(served.folder, key)) == []
+
+
+def test_host_call_prints_the_link_and_goes_on_once_the_page_is_submitted(
+    served: Served,
+) -> None:
+    key = "host-call-" + hashlib.sha256(b"host call").hexdigest()[:16]
+    argv = [sys.executable, "-m", "host", "call", "rotate_key", "--url", served.url,
+            "--arg", "service=cli"]  # fmt: skip
+    env = clean_env(HOST_TOKEN=served.tokens["alice"])
+    with subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=env, cwd=served.folder,
+    ) as call:  # fmt: skip
+        assert call.stdin is not None and call.stderr is not None
+        said = ""
+        while "open http" not in said:
+            line = call.stderr.readline()
+            assert line, said
+            said += line
+        url = said.split("open ", 1)[1].split()[0]
+        HttpBrowser(served.url).sign_in(served.tokens["alice"]).submit(url, {"api_key": key})
+        out, err = call.communicate("y\n", timeout=60)
+    assert call.returncode == 0, err
+    digest = hashlib.sha256(key.encode()).hexdigest()
+    assert json.loads(out) == {"rotated": True, "service": "cli", "sha256": digest[:12]}
+    assert key not in out + err + said
