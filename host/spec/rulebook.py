@@ -283,6 +283,13 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
         "Add `mode: url` to the ask: only the host's own page may ask for a secret.",
     ),
     (
+        "url-ask-shown",
+        "error",
+        "A template after a URL ask names one of its fields: the value typed on the host's page "
+        "would reach the client, the model or the store.",
+        "Remove the name from the template: only the handlers get what the page receives.",
+    ),
+    (
         "form-fill",
         "error",
         "A form field has an input's name but its ask has no `when:`.",
