@@ -103,6 +103,7 @@ def plan_call(
         plan.outcome = invalid
         return plan
     known: dict[str, Answer] = {}
+    pages = _PlanPages()
     for number in range(1, MAX_ROUNDS + 1):
         current = PlannedRound(number)
         plan.rounds.append(current)
@@ -110,7 +111,9 @@ def plan_call(
         dry = _dry(machine, current)
         with _failures() as failures:
             try:
-                result = dry.run(arguments, given(known), _context(ctx, number, reached, current))
+                result = dry.run(
+                    arguments, given(known), _context(ctx, number, reached, current, pages)
+                )
             except AnswerMismatch as exc:
                 plan.failure = mismatch_text(exc)
                 return plan
@@ -134,24 +137,41 @@ def plan_call(
 
 
 def _context(
-    ctx: CallContext, number: int, reached: list[bool], plan_round: PlannedRound
+    ctx: CallContext,
+    number: int,
+    reached: list[bool],
+    plan_round: PlannedRound,
+    pages: _PlanPages,
 ) -> CallContext:
     def once(act: Callable[[], Outcome]) -> Outcome:
         # NOTE: the whole point of a plan: note that the act was reached, never call it.
         reached.append(True)
         return Outcome.from_value("(the act would run here)")
 
-    return replace(ctx, round=number, once=once, gate=_PlanGate(plan_round), url_asks=_PlanPages())
+    return replace(ctx, round=number, once=once, gate=_PlanGate(plan_round), url_asks=pages)
 
 
 class _PlanPages:
-    """A URL ask's page in a plan: named, never opened, never submitted."""
+    """A URL ask's page in a plan: never opened; once consented to, assumed submitted with a
+    placeholder of each field's type (what is typed there is never known to a plan)."""
+
+    _PLACEHOLDERS: Mapping[str, Any] = {"integer": 0, "number": 0, "boolean": False, "array": []}
+
+    def __init__(self) -> None:
+        self.values: dict[str, dict[str, Any]] = {}
+        self.rounds: dict[str, int] = {}
 
     def open(self, ask: PageAsk) -> Ticket:
-        return Ticket("(planned)", "(a page of the host's)", "(planned)")
+        self.rounds[ask.step] = self.rounds.get(ask.step, 0) + 1
+        self.values[ask.step] = {
+            name: self._PLACEHOLDERS.get(str(field.get("type")), "(typed on the page)")
+            for name, field in ask.schema["properties"].items()
+        }
+        return Ticket(ask.step, f"(the host's page for {ask.step})", "(planned)")
 
     def submitted(self, ticket: Ticket, wait_s: float) -> Mapping[str, Any] | None:
-        return None
+        # NOTE: asked in one round, consented to in the next: submitted by then.
+        return self.values.get(ticket.id) if self.rounds.get(ticket.id, 0) > 1 else None
 
 
 class _PlanGate:
