@@ -344,7 +344,6 @@ class ToolHost:
         if not self.elicitation.enabled:
             # NOTE: either refusal below ends the call: the same round would be refused again.
             event.ends, event.call_answers = True, ledger.answers()
-        if not self.elicitation.enabled:
             raise error(
                 ELICITATION_DISABLED,
                 self.elicitation.message,

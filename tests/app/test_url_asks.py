@@ -216,3 +216,14 @@ def test_the_secret_is_found_nowhere_after_the_call(
     assert (
         SECRET not in base64.urlsafe_b64decode(result["requestState"].split(".")[0] + "==").decode()
     )
+
+
+def test_the_app_refuses_url_asks_without_auth(tmp_path: Path) -> None:
+    from host.errors import SettingsError
+    from host.settings import Settings
+    from host.web.app import create_app
+    from support.asks import ASK_SPECS
+
+    settings = Settings(specs_dir=ASK_SPECS, secrets=("k" * 32,), data_dir=tmp_path)
+    with pytest.raises(SettingsError, match=r"URL asks \(rotate_key\)"):
+        create_app(settings=settings)

@@ -104,3 +104,14 @@ def test_host_call_prints_the_link_and_goes_on_once_the_page_is_submitted(
     digest = hashlib.sha256(key.encode()).hexdigest()
     assert json.loads(out) == {"rotated": True, "service": "cli", "sha256": digest[:12]}
     assert key not in out + err + said
+
+
+def test_host_serve_refuses_url_asks_without_auth_and_says_why(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "host", "serve", "--specs", str(ASK_FIXTURE / "specs")],
+        capture_output=True, text=True, timeout=60, env=clean_env(HOST_DATA_DIR=str(tmp_path)),
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "URL asks (rotate_key)" in done.stderr
+    assert "nobody could sign in to the pages that ask them" in done.stderr
+    assert "HOST_AUTH_TOKENS" in done.stderr and "Traceback" not in done.stderr
