@@ -331,7 +331,7 @@ class ToolHost:
             ) from None
         if isinstance(result, NeedInput):
             return self._ask(call, ledger, result, event)
-        if pages is not None:
+        if pages is not None and not _awaits_approval(result):
             pages.end()  # NOTE: the call is over: its pages' values go with it
         if ledger.round > 1 and not result.acted:
             result = self.acts.settle(ledger.nonce, result, machine.name)
@@ -457,6 +457,15 @@ def changed(machine: Machine, request: RequestContext) -> Outcome:
         f"The tool {machine.name} changed since this call's questions were asked, so nothing "
         "was done. Call the tool again: its questions will be asked as they read now."
     )
+
+
+def _awaits_approval(outcome: Outcome) -> bool:
+    """Whether a call stopped at a pending approval: called again, it goes on from there.
+
+    NOTE: its URL asks are kept (encrypted, until they expire), so the call made again once
+    approved finds its pages submitted instead of asking the caller for the secret again.
+    """
+    return outcome.approval is not None and outcome.approval.status == "pending"
 
 
 def _missing_modes(call: Call, questions: Sequence[Question]) -> list[str]:

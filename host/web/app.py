@@ -68,11 +68,12 @@ NO_ANSWERERS = (
 def no_sign_in(approving: Sequence[str], asking: Sequence[str]) -> str | None:
     """Why tools whose steps need a person signed in (``approving`` tools with approve steps,
     ``asking`` tools with URL asks) cannot be served without auth; None when there are none."""
-    if approving:
-        return NO_APPROVERS.format(tools=", ".join(approving))
-    if asking:
-        return NO_ANSWERERS.format(tools=", ".join(asking))
-    return None
+    reasons = [
+        text.format(tools=", ".join(tools))
+        for text, tools in ((NO_APPROVERS, approving), (NO_ANSWERERS, asking))
+        if tools
+    ]
+    return "; and ".join(reasons) or None
 
 
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})

@@ -225,5 +225,30 @@ def test_the_app_refuses_url_asks_without_auth(tmp_path: Path) -> None:
     from support.asks import ASK_SPECS
 
     settings = Settings(specs_dir=ASK_SPECS, secrets=("k" * 32,), data_dir=tmp_path)
-    with pytest.raises(SettingsError, match=r"URL asks \(rotate_key\)"):
+    with pytest.raises(SettingsError, match=r"URL asks \(rotate_key, rotate_prod_key\)"):
         create_app(settings=settings)
+
+
+def test_a_call_waiting_for_approval_keeps_its_page_and_goes_on_once_approved(
+    host: AskHost,
+) -> None:
+    mcp = host.mcp()
+    call = {"name": "rotate_prod_key", "arguments": {"service": "db"}}
+    first = mcp.send("tools/call", call).result
+    url = first["inputRequests"]["credentials"]["params"]["url"]
+    host.submit(url, {"api_key": SECRET})
+    responses = {"credentials": {"action": "accept"}}
+    retried = {**call, "inputResponses": responses, "requestState": first["requestState"]}
+    pending = mcp.send("tools/call", retried).result
+    assert pending["isError"] and "Approval is pending" in pending["content"][0]["text"]
+    request = pending["_meta"]["host/approval"]["request"]
+    bob = host.browser("bob")
+    path = f"/approvals/requests/{request}"
+    decided = bob.post(path, {"csrf": csrf_of(bob.get(path)), "verdict": "approve", "reason": ""})
+    assert decided.status_code == 303, decided.text
+    again = mcp.send("tools/call", call).result  # called again: no question, the page was kept
+    assert again["resultType"] == "complete", again
+    digest = hashlib.sha256(SECRET.encode()).hexdigest()
+    assert again["structuredContent"] == {"rotated": True, "service": "db", "sha256": digest[:12]}
+    assert list(files_holding(host.data_dir, SECRET)) == []
+    assert host.browser("alice").get("/approvals/asks/" + url.rsplit("/", 1)[-1]).status_code == 404

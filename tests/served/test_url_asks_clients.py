@@ -112,6 +112,6 @@ def test_host_serve_refuses_url_asks_without_auth_and_says_why(tmp_path: Path) -
         capture_output=True, text=True, timeout=60, env=clean_env(HOST_DATA_DIR=str(tmp_path)),
     )  # fmt: skip
     assert done.returncode == 1
-    assert "URL asks (rotate_key)" in done.stderr
+    assert "URL asks (rotate_key, rotate_prod_key)" in done.stderr
     assert "nobody could sign in to the pages that ask them" in done.stderr
     assert "HOST_AUTH_TOKENS" in done.stderr and "Traceback" not in done.stderr
