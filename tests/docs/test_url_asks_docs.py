@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import sqlite3
 import subprocess
@@ -51,3 +52,12 @@ def test_the_examples_run_with_host_test() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 passed, 0 failed" in done.stdout
+
+
+def test_host_tools_names_the_url_ask() -> None:
+    argv = [sys.executable, "-m", "host", "tools", "--specs", str(EXAMPLE / "specs")]
+    text = subprocess.run(argv, capture_output=True, text=True, timeout=60).stdout
+    assert "asks: new_key (url ask) (api_key)" in text
+    listed = subprocess.run([*argv, "--format", "json"], capture_output=True, text=True, timeout=60)
+    (tool,) = json.loads(listed.stdout)
+    assert tool["questions"][0]["mode"] == "url"
