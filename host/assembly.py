@@ -25,6 +25,8 @@ from host.machine import Machine, compile_project
 from host.observers.audit import AuditObserver
 from host.observers.webhook import ApprovalsWebhook
 from host.protocol import Elicitation, Endpoint, LogObserver, Observer, make_endpoint
+from host.protocol.redaction import FieldCipher
+from host.protocol.url_asks import UrlAskBook
 from host.settings import Settings
 from host.spec.model import Project
 from host.store import Store, open_store, private_dir, require_durable
@@ -52,6 +54,7 @@ class Assembly:
         observers: What watches the rounds and refused requests.
         metrics: The metrics observer among them, for ``/metrics``; None when metrics are off.
         approvals: The approvals service the API and the inbox decide through.
+        url_asks: The URL asks, for their pages.
     """
 
     settings: Settings
@@ -62,6 +65,7 @@ class Assembly:
     observers: tuple[Observer, ...] = field(default=())
     metrics: MetricsObserver | None = None
     approvals: ApprovalsService | None = None
+    url_asks: UrlAskBook | None = None
 
     def flush(self) -> None:
         """Write what the observers still hold (the audit records of the last few ms)."""
@@ -122,6 +126,7 @@ def assemble(
     )
     webhook = ApprovalsWebhook(settings.approvals)
     metrics = _metrics(chosen)
+    url_asks = UrlAskBook(store, FieldCipher(keys), settings.auth.browser.public_url)
     endpoint = make_endpoint(
         project.server,
         machines,
@@ -134,10 +139,13 @@ def assemble(
         elicitation=Elicitation.decide(project.server, settings.elicitation),
         pending_limit=settings.approvals.pending_limit,
         approval_opened=_both(webhook.requested, metrics.approval_opened if metrics else None),
+        url_asks=url_asks,
     )
     decided = _both(webhook.decided, metrics.approval_decided if metrics else None)
     approvals = ApprovalsService(store, machines, decided=decided)
-    return Assembly(settings, project, machines, store, endpoint, chosen, metrics, approvals)
+    return Assembly(
+        settings, project, machines, store, endpoint, chosen, metrics, approvals, url_asks
+    )
 
 
 def _both(first: Callable[..., None], second: Callable[..., None] | None) -> Callable[..., None]:

@@ -45,8 +45,16 @@ class Elicitation:
     params: dict[str, Any] = field(repr=False)
     method: str = "elicitation/create"
 
+    @property
+    def url(self) -> str | None:
+        """A URL ask's page (``mode: url``); None for a form."""
+        url = self.params.get("url")
+        return url if isinstance(url, str) else None
+
     def describe(self) -> str:
         """The question as a failure message shows it."""
+        if self.url is not None:
+            return f"  {self.key} (round {self.round}): {self.message}\n    page: {self.url}"
         return (
             f"  {self.key} (round {self.round}): {self.message}\n"
             f"    form: {shown(self.requested_schema)}"

@@ -30,8 +30,15 @@ from host.client.wire import (
     request_headers,
 )
 
-__all__ = ["DEFAULT_CAPABILITIES", "McpClient", "Raw", "Tools"]
+__all__ = ["DEFAULT_CAPABILITIES", "URL_CAPABILITIES", "McpClient", "Page", "Raw", "Tools"]
 DEFAULT_CAPABILITIES: Mapping[str, Any] = {"elicitation": {"form": {}}}
+
+#: What the test kit's client declares for specs with URL asks: it can answer their pages.
+URL_CAPABILITIES: Mapping[str, Any] = {"elicitation": {"form": {}, "url": {}}}
+
+Page = Callable[[Elicitation, Mapping[str, Any]], None]
+"""Submits a URL ask's page with the given values, where the client can reach the host's pages
+without a browser (the test kit's)."""
 ACTIONS = ("accept", "decline", "cancel")
 
 
@@ -151,6 +158,8 @@ class McpClient:
         max_rounds: Rounds of questions a call may take before the test fails.
         issue: Mints a bearer token for a principal and scopes, where the server is one this
             process vouches for (the test kit's); :meth:`client` calls it.
+        page: Submits a URL ask's page with an accepted answer's ``content`` (the test kit's);
+            None: a URL ask's page is left to a person and a browser.
 
     Attributes:
         questions: Every question asked through this client, in order.
@@ -168,9 +177,11 @@ class McpClient:
         client_info: Mapping[str, Any] | None = None,
         max_rounds: int = 10,
         issue: Callable[[str, Sequence[str]], str] | None = None,
+        page: Page | None = None,
     ) -> None:
         self.transport = transport
         self.issue = issue
+        self.page = page
         self.path = path
         self.protocol = protocol
         self.capabilities = dict(DEFAULT_CAPABILITIES if capabilities is None else capabilities)
@@ -180,6 +191,7 @@ class McpClient:
         self.tools = Tools(self)
         self.raw = Raw(self)
         self._answers: Answerer | None = None
+        self._url_answers: Answerer | None = None
         self._ids = itertools.count(1)
 
     def on_elicitation(self, answers: Answers | None) -> None:
@@ -191,6 +203,19 @@ class McpClient:
                 answer (a mapping with an ``action``) for every question.
         """
         self._answers = None if answers is None else Answerer(answers)
+
+    def on_url(self, answers: Answers | None) -> None:
+        """Answer URL asks (``mode: url``, a host page) this way from now on.
+
+        An accepted answer's ``content`` is what the page receives: the test kit submits it on
+        the page, as the caller would in a browser, and the server hears only the accept (the
+        consent). Questions in form mode keep the :meth:`on_elicitation` answers; without
+        these, URL asks take them too.
+
+        Args:
+            answers: As :meth:`on_elicitation` takes them; None: back to those.
+        """
+        self._url_answers = None if answers is None else Answerer(answers)
 
     def client(
         self,
@@ -230,7 +255,12 @@ class McpClient:
     def _sibling(self, transport: Transport, **options: Any) -> Self:
         """A new client of the same server, of this client's class (see :meth:`client`)."""
         return type(self)(
-            transport, path=self.path, max_rounds=self.max_rounds, issue=self.issue, **options
+            transport,
+            path=self.path,
+            max_rounds=self.max_rounds,
+            issue=self.issue,
+            page=self.page,
+            **options,
         )
 
     @property
@@ -325,20 +355,32 @@ class McpClient:
             asked.extend(requests)
             responses: dict[str, Any] = {}
             for question in requests:
-                if answer is None:
-                    raise UnansweredQuestion(
-                        f"{name} asked a question and this test gives no answer for it:\n"
-                        f"{question.describe()}\n"
-                        "Answer it with mcp.on_elicitation(...), e.g. "
-                        'mcp.on_elicitation({"action": "accept", "content": {...}}).'
-                    )
-                responses[question.key] = answer(question)
+                given = self._url_answers if _on_page(question) and answers is None else None
+                responses[question.key] = self._answer(name, question, given or answer)
             params = {"name": name, "arguments": arguments, "inputResponses": responses}
             if "requestState" in result:
                 params["requestState"] = result["requestState"]
         return CallResult(
             name, arguments, exchanges[-1], len(exchanges), tuple(asked), tuple(exchanges)
         )
+
+    def _answer(self, name: str, question: Elicitation, answer: Answerer | None) -> dict[str, Any]:
+        """The response to one question; a URL ask's content goes to its page, not the server."""
+        __tracebackhide__ = True
+        if answer is None:
+            raise UnansweredQuestion(
+                f"{name} asked a question and this test gives no answer for it:\n"
+                f"{question.describe()}\n"
+                "Answer it with mcp.on_elicitation(...), e.g. "
+                'mcp.on_elicitation({"action": "accept", "content": {...}}).'
+            )
+        response = answer(question)
+        if not _on_page(question):
+            return response
+        content = response.pop("content", None)
+        if response.get("action") == "accept" and self.page is not None and content is not None:
+            self.page(question, content if isinstance(content, Mapping) else {})
+        return response
 
     def _questions(
         self, name: str, arguments: dict[str, Any], round_: int, result: Mapping[str, Any]
@@ -387,3 +429,8 @@ class McpClient:
         mode = params.get("mode", "form")
         # NOTE: `elicitation: {}` declares form mode only, for compatibility with older clients.
         return mode in declared or (mode == "form" and not declared)
+
+
+def _on_page(question: Elicitation) -> bool:
+    """Whether a question is a URL ask: its answer is given on a host page."""
+    return question.params.get("mode") == "url"

@@ -19,7 +19,7 @@ from typing import Any
 
 from host.auth import Issued, local_user
 from host.client.answers import Elicitation
-from host.client.mcp import McpClient
+from host.client.mcp import URL_CAPABILITIES, McpClient
 from host.client.wire import HttpReply, HttpTransport, WsgiTransport
 from host.commands.options import (
     add_handlers,
@@ -86,7 +86,10 @@ class _Terminal(HttpTransport):
 def _client(args: argparse.Namespace) -> McpClient:
     if args.url:
         token = args.token or os.environ.get("HOST_TOKEN") or None
-        return McpClient(_Terminal(args.url, token=token), client_info=CLIENT)
+        # NOTE: a running host's pages can be opened in a browser: URL asks are answered there.
+        return McpClient(
+            _Terminal(args.url, token=token), client_info=CLIENT, capabilities=URL_CAPABILITIES
+        )
     if args.token:
         raise HostError("--token is for a running host (--url); in-process you call as yourself")
     # Only in-process calls need the server's code.
@@ -141,6 +144,8 @@ def run(args: argparse.Namespace) -> int:
     prompter = Prompter(input, sys.stderr)
 
     def answer(question: Elicitation) -> dict[str, Any]:
+        if question.url is not None:
+            return prompter.page(question.message, question.url)
         return prompter.answer(question.message, question.requested_schema)
 
     arguments = tool_arguments(args, tool.get("inputSchema", {}))

@@ -115,7 +115,10 @@ def render(plan: Plan, tool: Tool) -> list[str]:
         for question in planned.questions:
             kind = "confirm" if question.key in confirms else "ask"
             lines.append(f"  {kind} {question.key}: {question.message}")
-            lines.extend(f"      {line}" for line in _form(question.schema))
+            if question.on_page:
+                lines.append("      on a page of the host's, shown only to the caller")
+            else:
+                lines.extend(f"      {line}" for line in _form(question.schema))
             answer = planned.answers[question.key]
             how = "assumed" if question.key in planned.assumed else "given"
             shown = answer.get("action", "?")

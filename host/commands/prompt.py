@@ -49,6 +49,21 @@ class Prompter:
             return {"action": "cancel"}
         return {"action": "accept", "content": content}
 
+    def page(self, message: str, url: str) -> dict[str, Any]:
+        """A question asked on a host page (a URL ask): the link, and the person's consent.
+
+        NOTE: what the page asks is typed there, in a browser, never in this terminal.
+        """
+        self.out.write(f"\n? {message}\n  It is asked on a page of the host's: open {url}\n")
+        try:
+            choice = self._choose(
+                "  Opened and submitted it? [Y]es, [n]o (decline), [c]ancel: ", default="y"
+            )
+        except (Cancelled, EOFError):
+            self.out.write("  (cancelled)\n")
+            return {"action": "cancel"}
+        return {"action": choice}
+
     def _confirm(self, field: Mapping[str, Any]) -> dict[str, Any]:
         """A confirm, asked once: its checkbox is the answer.
 

@@ -62,6 +62,8 @@ def tool_summary(tool: Tool, project: Project) -> dict[str, Any]:
                 question["when"] = step.when
             if isinstance(step, Ask):
                 question["fields"] = {f.name: f.schema for f in step.fields}
+                if step.url:
+                    question["mode"] = "url"  # NOTE: asked on the host's page, not the client
             elif step.remember is not None:
                 question["remember_s"] = step.remember.for_s
                 question["remember"] = _remember(step.remember)
@@ -122,7 +124,8 @@ def _text(summary: Mapping[str, Any]) -> list[str]:
             who = " or ".join(question["approvers"])
             lines.append(f"  approval: {question['name']} ({question['count']} of {who}){when}")
             continue
-        lines.append(f"  asks: {question['name']} ({question['kind']}){what}{when}")
+        kind = "url ask" if question.get("mode") == "url" else question["kind"]
+        lines.append(f"  asks: {question['name']} ({kind}){what}{when}")
         if "remember" in question:
             remember = question["remember"]
             lines.append(f"    remembers a yes for {remember['for']}, per {remember['key']}")

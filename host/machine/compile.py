@@ -19,6 +19,7 @@ from host.machine.locking import LockStep, lock_step
 from host.machine.remember import Remember
 from host.machine.run import Ending, Machine, QuestionStep, ReadStep
 from host.machine.timing import DEFAULT_ACT_S, DEFAULT_READ_S
+from host.machine.url_ask import UrlAskStep
 from host.spec.model import (
     Act,
     Approve,
@@ -96,7 +97,7 @@ def compile_tool(
         host.machine.bind.HandlerImportError: a handler could not be imported.
     """
     loaded = {} if loaded is None else loaded
-    steps: list[ReadStep | QuestionStep | ApproveStep] = []
+    steps: list[ReadStep | QuestionStep | ApproveStep | UrlAskStep] = []
     act = None
     returns: Returns = "value"
     act_limit = timeouts.act_s or DEFAULT_ACT_S
@@ -108,6 +109,8 @@ def compile_tool(
             missing = compile_text(step.missing) if step.missing is not None else None
             limit = step.timeout_s or timeouts.read_s or DEFAULT_READ_S
             steps.append(ReadStep(step.name, handler, missing, deps, limit))
+        elif isinstance(step, Ask) and step.url:
+            steps.append(_url_ask(step))
         elif isinstance(step, Ask | Confirm):
             steps.append(_question(step))
         elif isinstance(step, Approve):
@@ -189,6 +192,21 @@ def _approve(step: Approve) -> ApproveStep:
         deps=frozenset(deps) - {step.name, "caller"},
         outputs=frozenset({step.name}),
         remember=remember,
+    )
+
+
+def _url_ask(step: Ask) -> UrlAskStep:
+    question = _question(step)
+    return UrlAskStep(
+        name=step.name,
+        message=question.message,
+        when=question.when,
+        form=question.form,
+        endings=question.endings,
+        deps=question.deps,
+        outputs=question.outputs,
+        secrets=frozenset(f.name for f in step.fields if f.secret),
+        wait_s=step.wait_s,
     )
 
 

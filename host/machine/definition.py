@@ -37,6 +37,11 @@ def definition_digest(tool: Tool) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
 
 
+#: Fields the language gained later, left out at their defaults: a tool that does not use them
+#: keeps the digest it had, so an upgrade does not end the calls in flight as "changed".
+_LATER = {"mode": "form", "wait_s": 30.0, "secret": False}
+
+
 def _meaning(value: Any) -> Any:
     """``value`` as plain data, every ``pos`` left out; a step keeps its kind's name."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -44,6 +49,7 @@ def _meaning(value: Any) -> Any:
             f.name: _meaning(getattr(value, f.name))
             for f in dataclasses.fields(value)
             if f.name != "pos"
+            and not (f.name in _LATER and getattr(value, f.name) == _LATER[f.name])
         }
         return {"kind": type(value).__name__, **fields}
     if isinstance(value, dict):

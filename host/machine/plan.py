@@ -20,7 +20,8 @@ from typing import Any
 from host.errors import AnswerMismatch
 from host.machine.bind import Handler
 from host.machine.gate import ApprovalAsk, Decided
-from host.machine.run import ApproveStep, Machine, QuestionStep, ReadStep
+from host.machine.pages import PageAsk, Ticket
+from host.machine.run import ApproveStep, Machine, QuestionStep, ReadStep, UrlAskStep
 from host.machine.types import Answer, CallContext, Outcome, Question, given
 
 __all__ = ["Plan", "PlannedRound", "assumed_answer", "mismatch_text", "plan_call"]
@@ -102,6 +103,7 @@ def plan_call(
         plan.outcome = invalid
         return plan
     known: dict[str, Answer] = {}
+    pages = _PlanPages()
     for number in range(1, MAX_ROUNDS + 1):
         current = PlannedRound(number)
         plan.rounds.append(current)
@@ -109,7 +111,9 @@ def plan_call(
         dry = _dry(machine, current)
         with _failures() as failures:
             try:
-                result = dry.run(arguments, given(known), _context(ctx, number, reached, current))
+                result = dry.run(
+                    arguments, given(known), _context(ctx, number, reached, current, pages)
+                )
             except AnswerMismatch as exc:
                 plan.failure = mismatch_text(exc)
                 return plan
@@ -133,14 +137,41 @@ def plan_call(
 
 
 def _context(
-    ctx: CallContext, number: int, reached: list[bool], plan_round: PlannedRound
+    ctx: CallContext,
+    number: int,
+    reached: list[bool],
+    plan_round: PlannedRound,
+    pages: _PlanPages,
 ) -> CallContext:
     def once(act: Callable[[], Outcome]) -> Outcome:
         # NOTE: the whole point of a plan: note that the act was reached, never call it.
         reached.append(True)
         return Outcome.from_value("(the act would run here)")
 
-    return replace(ctx, round=number, once=once, gate=_PlanGate(plan_round))
+    return replace(ctx, round=number, once=once, gate=_PlanGate(plan_round), url_asks=pages)
+
+
+class _PlanPages:
+    """A URL ask's page in a plan: never opened; once consented to, assumed submitted with a
+    placeholder of each field's type (what is typed there is never known to a plan)."""
+
+    _PLACEHOLDERS: Mapping[str, Any] = {"integer": 0, "number": 0, "boolean": False, "array": []}
+
+    def __init__(self) -> None:
+        self.values: dict[str, dict[str, Any]] = {}
+        self.rounds: dict[str, int] = {}
+
+    def open(self, ask: PageAsk) -> Ticket:
+        self.rounds[ask.step] = self.rounds.get(ask.step, 0) + 1
+        self.values[ask.step] = {
+            name: self._PLACEHOLDERS.get(str(field.get("type")), "(typed on the page)")
+            for name, field in ask.schema["properties"].items()
+        }
+        return Ticket(ask.step, f"(the host's page for {ask.step})", "(planned)")
+
+    def submitted(self, ticket: Ticket, wait_s: float) -> Mapping[str, Any] | None:
+        # NOTE: asked in one round, consented to in the next: submitted by then.
+        return self.values.get(ticket.id) if self.rounds.get(ticket.id, 0) > 1 else None
 
 
 class _PlanGate:
@@ -156,7 +187,7 @@ class _PlanGate:
 
 def _dry(machine: Machine, current: PlannedRound) -> Machine:
     """A copy of ``machine`` that records reads and skipped questions and cannot act."""
-    steps: list[ReadStep | QuestionStep | ApproveStep] = []
+    steps: list[ReadStep | QuestionStep | ApproveStep | UrlAskStep] = []
     for step in machine.steps:
         if isinstance(step, ReadStep):
             steps.append(replace(step, handler=_recording(step, current)))
@@ -183,7 +214,7 @@ def _recording(step: ReadStep, current: PlannedRound) -> Handler:
 
 
 def _watching(
-    step: QuestionStep | ApproveStep, current: PlannedRound
+    step: QuestionStep | ApproveStep | UrlAskStep, current: PlannedRound
 ) -> Callable[[Mapping[str, Any]], Any]:
     when = step.when
     assert when is not None

@@ -34,10 +34,11 @@ from host.machine.types import (
     Outcome,
     Question,
 )
+from host.machine.url_ask import UrlAskStep
 from host.spec.model import Returns
 from host.spec.templates import Renderer
 
-__all__ = ["ApproveStep", "Ending", "Machine", "QuestionStep", "ReadStep"]
+__all__ = ["ApproveStep", "Ending", "Machine", "QuestionStep", "ReadStep", "UrlAskStep"]
 
 log = logging.getLogger("host.machine")
 
@@ -82,6 +83,8 @@ class Machine:
         asks: True when some step can ask the user a question.
         remembers: True when some confirm or approve remembers a yes (``remember:``).
         approves: True when some step asks another person's approval (``approve``).
+        asks_on_pages: True when some step asks on a host page (``ask`` with ``mode: url``).
+        signs_in: True when some step needs a person to sign in to the host's pages.
         definition: The tool's definition as text (:mod:`host.machine.definition`).
         scopes: Every scope a caller needs to call it (the server's and the tool's own).
         act_timeout_s: How long a caller waits for the act; past it the act goes on running.
@@ -100,7 +103,7 @@ class Machine:
         name: str,
         description: str,
         input_schema: dict[str, Any],
-        steps: tuple[ReadStep | QuestionStep | ApproveStep, ...],
+        steps: tuple[ReadStep | QuestionStep | ApproveStep | UrlAskStep, ...],
         act: Handler | None,
         title: str | None = None,
         output_schema: dict[str, Any] | None = None,
@@ -122,7 +125,10 @@ class Machine:
         self.definition = definition
         self.scopes = scopes
         self.act_timeout_s = act_timeout_s
-        self.audit_redact = audit_redact
+        # NOTE: whatever a URL ask's page received is never shown: every field is redacted.
+        self.audit_redact = audit_redact | frozenset(
+            f for s in steps if isinstance(s, UrlAskStep) for f in s.fields
+        )
         self.title = title
         self.description = description
         self.input_schema = input_schema
@@ -132,7 +138,9 @@ class Machine:
         self.steps = steps
         self.act = act
         self.returns = returns
-        self.asks = any(isinstance(s, QuestionStep) for s in steps)
+        self.asks = any(isinstance(s, QuestionStep | UrlAskStep) for s in steps)
+        self.asks_on_pages = any(isinstance(s, UrlAskStep) for s in steps)
+        self.signs_in = self.asks_on_pages or any(isinstance(s, ApproveStep) for s in steps)
         self.remembers = any(
             isinstance(s, QuestionStep | ApproveStep) and s.remember for s in steps
         )
@@ -166,6 +174,11 @@ class Machine:
     def describe(self) -> dict[str, Any]:
         """The MCP ``Tool`` object for tools/list (built once)."""
         return self._described
+
+    def page_wait(self, key: str) -> float:
+        """How long a URL ask ``key`` waits for its page to be submitted (0: no such ask)."""
+        step = next((s for s in self.steps if isinstance(s, UrlAskStep) and s.name == key), None)
+        return step.wait_s if step is not None else 0.0
 
     def form_fields(self, key: str) -> frozenset[str]:
         """The fields the question ``key`` asks for (none when it asks nothing by that key)."""
@@ -228,7 +241,7 @@ class Machine:
         pending: list[Question] = []
         # NOTE: the inputs as called are copied only for a tool with a default approval key, or
         # one whose approvers see them.
-        inputs = dict(scope) if self.remembers or self.approves else scope
+        inputs = dict(scope) if self.remembers or self.signs_in else scope
         approving = Approving(ctx, inputs)
         approval: Decided | None = None
         scope.setdefault("caller", ctx.principal)
@@ -252,6 +265,14 @@ class Machine:
                 scope[step.name] = value
                 continue
             if step.when is not None and not step.when(scope):
+                continue
+            if isinstance(step, UrlAskStep):
+                asked = self._url_ask(step, scope, inputs, answers, ctx, bool(pending))
+                if isinstance(asked, Outcome):
+                    return replace(asked, approvals=approving.used)
+                if asked is not None:
+                    pending.append(asked)
+                    blocked |= step.outputs
                 continue
             question = Question(step.name, str(step.message(scope)), step.form.render(scope))
             answer = answers.answer_for(question)
@@ -322,6 +343,42 @@ class Machine:
         bind_approved(step, decided, scope)
         approving.passed(step.name, step.remember, key, remembered=False)
         return decided
+
+    def _url_ask(
+        self,
+        step: UrlAskStep,
+        scope: dict[str, Any],
+        inputs: Mapping[str, Any],
+        answers: Answers,
+        ctx: CallContext,
+        others: bool,
+    ) -> Question | Outcome | None:
+        """The question to ask (again), how the call ends, or None once the page's values are
+        bound.
+
+        NOTE: the client's accept is only consent; the values come from the page. A round that
+        asks other questions too does not wait for the page: it asks them at once.
+        """
+        ticket = ctx.url_asks.open(step.ask(scope, inputs))
+        question = Question(step.name, str(step.message(scope)), {}, ticket.url, ticket.handle)
+        answer = answers.answer_for(question)
+        action = answer.get("action") if isinstance(answer, Mapping) else None
+        if action in ("decline", "cancel"):
+            scope[step.name] = {"action": action, "content": {}}
+            ending: Ending = "declined" if action == "decline" else "cancelled"
+            return replace(Outcome.from_value(step.endings[ending](scope)), ending=ending)
+        if answer is not None and action != "accept":
+            raise AnswerMismatch(
+                step.name,
+                [{"field": "action", "message": "action must be accept, decline or cancel"}],
+            )
+        wait_s = step.wait_s if answer is not None and not others else 0.0
+        values = ctx.url_asks.submitted(ticket, wait_s)
+        if values is None:
+            return question
+        scope.update(values)
+        scope[step.name] = {"action": "accept", "content": {}}
+        return None
 
     def _read(self, step: ReadStep, scope: Mapping[str, Any], ctx: CallContext) -> Any:
         """A read's value, if it comes within the read's time limit.

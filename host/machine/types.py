@@ -19,6 +19,7 @@ from typing import Any, Literal, Protocol
 
 from host.machine.gate import NO_GATE, Decided, Gate
 from host.machine.local_locks import PROCESS_LOCKS
+from host.machine.pages import NO_URL_ASKS, UrlAsks
 
 __all__ = [
     "NO_APPROVALS",
@@ -55,20 +56,34 @@ class Question:
     Attributes:
         key: The ``inputRequests`` key: the name of the step that asks it.
         message: The rendered message.
-        schema: The rendered ``requestedSchema`` (modern form).
+        schema: The rendered ``requestedSchema`` (modern form); empty for a URL ask.
+        url: A URL ask's page (``mode: url``); "" for a form.
+        handle: A URL ask's ``elicitationId``, for the legacy revision that has one.
     """
 
     key: str
     message: str
     schema: dict[str, Any]
+    url: str = ""
+    handle: str = ""
+
+    @property
+    def on_page(self) -> bool:
+        """Whether this is a URL ask: asked on a host page, not in the client's form."""
+        return bool(self.url)
 
     def params(self) -> dict[str, Any]:
         """The ``elicitation/create`` params for this question."""
+        if self.url:
+            return {"mode": "url", "message": self.message, "url": self.url}
         return {"mode": "form", "message": self.message, "requestedSchema": self.schema}
 
     def digest(self) -> str:
         """A short digest of what was asked: an answer applies only to the question it answers."""
-        text = json.dumps([self.key, self.message, self.schema], sort_keys=True, ensure_ascii=False)
+        asked: list[Any] = [self.key, self.message, self.schema]
+        if self.url:
+            asked.append(self.url)
+        text = json.dumps(asked, sort_keys=True, ensure_ascii=False)
         raw = hashlib.sha256(text.encode("utf-8")).digest()[:12]
         return base64.urlsafe_b64encode(raw).decode("ascii")
 
@@ -271,6 +286,8 @@ class CallContext:
             to this caller, tool and definition, when serving).
         locks: Where a locked act takes its lock (the store's, when serving; else this
             process's own).
+        url_asks: Where ``ask`` steps with ``mode: url`` find their pages and the values
+            submitted there (the store's, bound to this caller, tool and call, when serving).
     """
 
     principal: str = "anonymous"
@@ -285,6 +302,7 @@ class CallContext:
     approvals: Approvals = NO_APPROVALS
     gate: Gate = NO_GATE
     locks: Locks = PROCESS_LOCKS
+    url_asks: UrlAsks = NO_URL_ASKS
 
     def progress(
         self, progress: float, total: float | None = None, message: str | None = None

@@ -8,6 +8,7 @@ import falcon
 
 from host.auth import INSTALL_HINT, Authenticator, AuthSettingsError
 from host.auth.browser_settings import BrowserSettings
+from host.pages.asks import ASK_PAGE, AskPageResource, AskRedirectResource
 from host.pages.inbox import HistoryResource, InboxResource, RequestResource
 from host.pages.render import Pages, secure_headers
 from host.pages.service import Inbox
@@ -20,6 +21,7 @@ from host.pages.signin import (
     StartResource,
 )
 from host.pages.site import Site
+from host.protocol.url_asks import ASK_PATH, UrlAskBook
 
 __all__ = ["STYLESHEET", "mount_pages"]
 
@@ -57,6 +59,7 @@ def mount_pages(
     service: Inbox,
     keys: tuple[str, ...],
     settings: BrowserSettings,
+    asks: UrlAskBook | None = None,
 ) -> None:
     """Add the sign-in and inbox pages to ``app`` (nothing without auth settings).
 
@@ -69,6 +72,7 @@ def mount_pages(
         service: The approval requests.
         keys: Signing keys for the cookies, newest first.
         settings: The sign-in client and the public URL.
+        asks: The URL asks, whose pages are served too.
     """
     if not authenticator.enabled:
         return
@@ -95,4 +99,7 @@ def mount_pages(
     app.add_route(CALLBACK, CallbackResource(site))
     app.add_route("/approvals/sign-out", SignOutResource(site))
     app.add_route(STYLESHEET, StylesheetResource())
+    if asks is not None:
+        app.add_route(ASK_PATH + "{ask_id}", AskRedirectResource(site))
+        app.add_route(ASK_PAGE + "{ask_id}", AskPageResource(site, asks))
     app.add_sink(NotFoundSink(site), r"/approvals/(?!api(/|$))")

@@ -49,6 +49,7 @@ from host.protocol.modern.state import Binding, StateSealer
 from host.protocol.redaction import FieldCipher
 from host.protocol.revisions import LEGACY_VERSIONS, MODERN_VERSIONS, REVISIONS, Revision
 from host.protocol.streams import EventStream
+from host.protocol.url_asks import UrlAskBook
 from host.spec.model import Server
 from host.store import Store
 
@@ -100,6 +101,7 @@ def make_endpoint(
     elicitation: Elicitation | None = None,
     pending_limit: int | None = 20,
     approval_opened: Opened | None = None,
+    url_asks: UrlAskBook | None = None,
 ) -> Endpoint:
     """An endpoint serving ``machines`` as ``server``, in every revision the host speaks.
 
@@ -116,7 +118,10 @@ def make_endpoint(
         elicitation: Whether tools may ask (by default what ``server`` says).
         pending_limit: The most approval requests one authenticated caller may have pending.
         approval_opened: Told about each approval request a call opens (the webhook).
+        url_asks: Where URL asks keep their pages (by default the store's, their
+            ``HOST_PUBLIC_URL`` unknown: each request's own host).
     """
+    cipher = FieldCipher(keys)
     # NOTE: an act's record must outlive every state that can still ask for it.
     host = ToolHost(
         server,
@@ -128,6 +133,7 @@ def make_endpoint(
         elicitation=elicitation,
         pending_limit=pending_limit,
         approval_opened=approval_opened,
+        url_asks=url_asks or UrlAskBook(store, cipher),
     )
     options = legacy or LegacyOptions()
     old = LegacyProtocol(
@@ -136,7 +142,7 @@ def make_endpoint(
         store,
         options,
         fallback_ttl_s=state_ttl_s,
-        cipher=FieldCipher(keys),
+        cipher=cipher,
     )
     sealer = StateSealer(keys, state_ttl_s, observers=observers)
     modern = ModernProtocol(host, sealer, keepalive_s=options.keepalive_s)

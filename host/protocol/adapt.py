@@ -32,7 +32,16 @@ def tool(described: Mapping[str, Any], revision: Revision) -> dict[str, Any]:
 
 
 def elicitation(question: Question, revision: Revision) -> dict[str, Any]:
-    """A question's ``elicitation/create`` params, in what ``revision`` knows."""
+    """A question's ``elicitation/create`` params, in what ``revision`` knows.
+
+    A URL ask is ``{mode: url, message, url}``; the legacy revision that has URL mode adds the
+    ``elicitationId`` its completion notification names.
+    """
+    if question.on_page:
+        asked = question.params()
+        if not revision.modern:
+            asked["elicitationId"] = question.handle
+        return asked
     params: dict[str, Any] = {
         "message": question.message,
         "requestedSchema": form(question.schema, revision),

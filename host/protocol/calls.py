@@ -72,6 +72,7 @@ def first_round(
     *,
     revision: Revision,
     can_ask: bool,
+    can_ask_url: bool = False,
     notifier: Notifier | None = None,
     earlier: Earlier | None = None,
     responses: str | None = None,
@@ -84,6 +85,7 @@ def first_round(
         request: Who calls, over what.
         revision: The revision the client speaks (results are adapted to it).
         can_ask: Whether the client can answer form questions.
+        can_ask_url: Whether the client can answer URL questions (a host page).
         notifier: The request's progress reports and log messages, when it asked for either.
         earlier: The era's checks, and the ledger of an earlier round (None: a first round).
         responses: The params member that carries this round's answers, if the era has one.
@@ -107,6 +109,7 @@ def first_round(
         ledger,
         responses=object_param(params, responses) if responses is not None else {},
         can_ask=can_ask,
+        can_ask_url=can_ask_url,
         progress=notifier.report if notifier else None,
         logs=notifier.logs if notifier else None,
         version=revision.version,

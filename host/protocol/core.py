@@ -31,6 +31,7 @@ from host.machine import (
     ProgressSink,
     Question,
 )
+from host.machine.pages import NO_URL_ASKS
 from host.protocol.acts import Acts
 from host.protocol.answers import Ledger
 from host.protocol.approvals import StoreApprovals
@@ -50,6 +51,7 @@ from host.protocol.gate import Opened, StoreGate
 from host.protocol.jsonrpc import ELICITATION_DISABLED, INVALID_PARAMS, MISSING_CAPABILITY, error
 from host.protocol.locks import StoreLocks
 from host.protocol.messages import LogForward
+from host.protocol.url_asks import CallAsks, UrlAskBook
 from host.spec.model import Server
 from host.store import Store
 
@@ -62,6 +64,7 @@ __all__ = [
     "Step",
     "ToolHost",
     "can_elicit_form",
+    "can_elicit_url",
     "changed",
 ]
 
@@ -82,6 +85,8 @@ class Call:
             those to questions it asked.
         can_ask: False when the client declared no way to answer a form question: a question
             then fails the call with -32021.
+        can_ask_url: True when the client declared URL elicitation (in a revision that has
+            it): without it, a URL ask fails the call with -32021.
         progress: Where the handlers' ``ctx.progress`` reports go; None drops them.
         logs: Where the handlers' ``ctx.log`` records go besides the server log; None: nowhere.
         version: The MCP revision the client speaks, for observers.
@@ -97,6 +102,7 @@ class Call:
     ledger: Ledger
     responses: Mapping[str, Any] = field(default_factory=dict)
     can_ask: bool = True
+    can_ask_url: bool = False
     progress: ProgressSink | None = None
     logs: LogForward | None = None
     version: str | None = None
@@ -120,6 +126,14 @@ class Asked:
 
 
 Step = Finished | Asked
+
+
+def can_elicit_url(capabilities: Any) -> bool:
+    """Whether declared client capabilities allow a URL question (``elicitation: {url: {}}``)."""
+    if not isinstance(capabilities, Mapping):
+        return False
+    elicitation = capabilities.get("elicitation")
+    return isinstance(elicitation, Mapping) and isinstance(elicitation.get("url"), Mapping)
 
 
 def can_elicit_form(capabilities: Any) -> bool:
@@ -150,6 +164,7 @@ class ToolHost:
             (:meth:`Elicitation.decide`). The assembly decides it with the deployment's switch.
         pending_limit: The most approval requests one authenticated caller may have pending.
         approval_opened: Told about each approval request a call opens (the webhook).
+        url_asks: The URL asks' book (their pages); None: a tool that asks on a page cannot.
     """
 
     def __init__(
@@ -164,8 +179,10 @@ class ToolHost:
         elicitation: Elicitation | None = None,
         pending_limit: int | None = 20,
         approval_opened: Opened | None = None,
+        url_asks: UrlAskBook | None = None,
     ) -> None:
         self.server = server
+        self.url_asks = url_asks
         self.pending_limit = pending_limit
         self.approval_opened = approval_opened
         self.machines = dict(machines)
@@ -301,14 +318,21 @@ class ToolHost:
                 return self._finished(event, recorded, ledger)
             if not ledger.fits(machine.definition):
                 return self._finished(event, changed(machine, call.request), ledger)
+        pages = (
+            self.url_asks.for_call(machine, call.request)
+            if machine.asks_on_pages and self.url_asks is not None
+            else None
+        )
         try:
-            result = machine.run(call.arguments, ledger, self._context(call, ledger))
+            result = machine.run(call.arguments, ledger, self._context(call, ledger, pages))
         except AnswerMismatch as exc:
             raise error(
                 INVALID_PARAMS, exc.message, {"key": exc.key, "errors": exc.errors}
             ) from None
         if isinstance(result, NeedInput):
             return self._ask(call, ledger, result, event)
+        if pages is not None and not _awaits_approval(result):
+            pages.end()  # NOTE: the call is over: its pages' values go with it
         if ledger.round > 1 and not result.acted:
             result = self.acts.settle(ledger.nonce, result, machine.name)
         return self._finished(event, result, ledger)
@@ -317,21 +341,22 @@ class ToolHost:
         event.outcome = "input_required"
         event.asked = tuple(q.key for q in need.questions)
         event.reasked = ledger.stale(need.questions)
-        if not (self.elicitation.enabled and call.can_ask):
+        if not self.elicitation.enabled:
             # NOTE: either refusal below ends the call: the same round would be refused again.
             event.ends, event.call_answers = True, ledger.answers()
-        if not self.elicitation.enabled:
             raise error(
                 ELICITATION_DISABLED,
                 self.elicitation.message,
                 {"type": "ELICITATION_DISABLED", "tool": call.machine.name},
             )
-        if not call.can_ask:
+        missing = _missing_modes(call, need.questions)
+        if missing:
+            event.ends, event.call_answers = True, ledger.answers()
             raise error(
                 MISSING_CAPABILITY,
                 "The tool needs to ask the user a question, and the client did not declare "
-                "the elicitation (form) capability",
-                {"requiredCapabilities": {"elicitation": {"form": {}}}},
+                f"the elicitation ({' and '.join(missing)}) capability",
+                {"requiredCapabilities": {"elicitation": {m: {} for m in missing}}},
             )
         return Asked(need.questions, ledger.next(need.questions))
 
@@ -348,7 +373,7 @@ class ToolHost:
         event.approval = outcome.approval
         return Finished(outcome)
 
-    def _context(self, call: Call, ledger: Ledger) -> CallContext:
+    def _context(self, call: Call, ledger: Ledger, pages: CallAsks | None) -> CallContext:
         log = self._loggers[call.machine.name]
         request = call.request
         return CallContext(
@@ -382,6 +407,7 @@ class ToolHost:
             ),
             gate=self._gate(call, ledger) if call.machine.approves else NO_GATE,
             locks=self.locks,
+            url_asks=pages or NO_URL_ASKS,
         )
 
     def _act_starting(self, call: Call, ledger: Ledger, incident: str) -> None:
@@ -431,6 +457,29 @@ def changed(machine: Machine, request: RequestContext) -> Outcome:
         f"The tool {machine.name} changed since this call's questions were asked, so nothing "
         "was done. Call the tool again: its questions will be asked as they read now."
     )
+
+
+def _awaits_approval(outcome: Outcome) -> bool:
+    """Whether a call stopped at a pending approval: called again, it goes on from there.
+
+    NOTE: its URL asks are kept (encrypted, until they expire), so the call made again once
+    approved finds its pages submitted instead of asking the caller for the secret again.
+    """
+    return outcome.approval is not None and outcome.approval.status == "pending"
+
+
+def _missing_modes(call: Call, questions: Sequence[Question]) -> list[str]:
+    """The elicitation modes the round's questions need and the client did not declare.
+
+    NOTE: a URL ask never falls back to a form or to the fallback tool: its values are never
+    to pass through the client.
+    """
+    missing = []
+    if not call.can_ask and any(not q.on_page for q in questions):
+        missing.append("form")
+    if not call.can_ask_url and any(q.on_page for q in questions):
+        missing.append("url")
+    return missing
 
 
 def _refused(ledger: Ledger) -> Once | None:

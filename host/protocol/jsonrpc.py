@@ -29,6 +29,7 @@ __all__ = [
     "MISSING_CAPABILITY",
     "PARSE_ERROR",
     "UNSUPPORTED_VERSION",
+    "URL_ELICITATION_REQUIRED",
     "Message",
     "Notification",
     "Request",
@@ -50,6 +51,8 @@ INTERNAL_ERROR = -32603
 HEADER_MISMATCH = -32020
 MISSING_CAPABILITY = -32021
 UNSUPPORTED_VERSION = -32022
+#: 2025-11-25: the request can go on only once a URL elicitation (a host page) is completed.
+URL_ELICITATION_REQUIRED = -32042
 
 #: The tool needs to ask a question but the ``kind: server`` spec leaves elicitation off.
 #: NOTE: an application code, so outside -32768..-32000 (reserved by JSON-RPC, and -32020..-32099

@@ -5,15 +5,15 @@ The machine and the tool-call core speak 2026-07-28 only: its forms, its content
 :mod:`host.protocol.adapt`, from the facts in this table. Adding or dropping a revision means
 adding or removing one row here (and, for a new kind of difference, one fact and its adapter).
 
-=============  =======  =====  ==========  ==========  ===========================================
-revision       era      forms  form mode   rich forms  structured results, newer Tool members
-=============  =======  =====  ==========  ==========  ===========================================
-2026-07-28     modern   yes    yes         yes         yes; every member
-2025-11-25     legacy   yes    yes         yes         yes; every member
-2025-06-18     legacy   yes    no          no          yes; no ``icons``, ``execution``
-2025-03-26     legacy   no     no          no          no; no ``icons``, ``execution``,
-                                                       ``title``, ``outputSchema``
-=============  =======  =====  ==========  ==========  ===========================================
+=============  =======  =====  ==========  ==========  ========  ===================================
+revision       era      forms  form mode   rich forms  URL mode  structured results, newer members
+=============  =======  =====  ==========  ==========  ========  ===================================
+2026-07-28     modern   yes    yes         yes         yes       yes; every member
+2025-11-25     legacy   yes    yes         yes         yes       yes; every member
+2025-06-18     legacy   yes    no          no          no        yes; no ``icons``, ``execution``
+2025-03-26     legacy   no     no          no          no        no; no ``icons``, ``execution``,
+                                                                 ``title``, ``outputSchema``
+=============  =======  =====  ==========  ==========  ========  ===================================
 
 "Rich forms" are titled and multi-select enums and defaults on every field (2025-11-25); older
 forms know only ``enum`` (+ ``enumNames``) and defaults on booleans. Which era a message claims
@@ -55,6 +55,7 @@ class Revision:
         forms: Form elicitation exists (a legacy session can be asked questions on its stream).
         form_mode: ``elicitation/create`` params carry ``mode``.
         rich_forms: Titled and multi-select enums, and defaults on every field.
+        url_mode: URL elicitation exists (a question asked on a page of the server's).
         structured: ``structuredContent`` in results and ``outputSchema`` on tools.
         block_meta: ``_meta`` on content blocks, ``lastModified`` in annotations, and
             ``resource_link`` blocks.
@@ -71,11 +72,12 @@ class Revision:
     block_meta: bool
     link_icons: bool
     unknown_tool_members: frozenset[str] = frozenset()
+    url_mode: bool = False
 
 
 MODERN = Revision(
     "2026-07-28", modern=True, forms=True, form_mode=True, rich_forms=True, structured=True,
-    block_meta=True, link_icons=True,
+    block_meta=True, link_icons=True, url_mode=True,
 )  # fmt: skip
 
 #: The legacy revisions served, newest first: the first is what ``initialize`` answers a client
@@ -83,7 +85,7 @@ MODERN = Revision(
 LEGACY: tuple[Revision, ...] = (
     Revision(
         "2025-11-25", modern=False, forms=True, form_mode=True, rich_forms=True,
-        structured=True, block_meta=True, link_icons=True,
+        structured=True, block_meta=True, link_icons=True, url_mode=True,
     ),
     Revision(
         "2025-06-18", modern=False, forms=True, form_mode=False, rich_forms=False,

@@ -29,11 +29,11 @@ from host.settings import Settings
 from host.spec.check import check_project
 from host.spec.durations import parse_duration
 from host.spec.import_check import DEFAULT_TIME_LIMIT_S
-from host.spec.model import Approve, Confirm, Project
+from host.spec.model import Approve, Ask, Confirm, Project, needs_sign_in
 from host.spec.paths import default_handlers_dir
 from host.spec.report import format_diagnostics
 from host.store import open_store, private_dir, require_durable
-from host.web.app import NO_APPROVERS, UNPROTECTED
+from host.web.app import UNPROTECTED, no_sign_in
 
 #: Connections a worker accepts beyond its threads: kept-alive ones waiting for their next request.
 CONNECTIONS_OVER_THREADS = 1000
@@ -138,11 +138,15 @@ def unprotected(settings: Settings, scopes: Iterable[str]) -> str | None:
 
 
 def no_approvers(settings: Settings, project: Project) -> str | None:
-    """Why specs with ``approve`` steps cannot be served with ``settings`` (no auth), or None."""
-    tools = [t.name for t in project.tools if any(isinstance(s, Approve) for s in t.steps)]
-    if tools and not settings.auth.enabled:
-        return NO_APPROVERS.format(tools=", ".join(tools))
-    return None
+    """Why specs with steps that need a sign-in (approve, URL asks) cannot be served with
+    ``settings`` (no auth), or None."""
+    if settings.auth.enabled:
+        return None
+    signing = [(t.name, [s for s in t.steps if needs_sign_in(s)]) for t in project.tools]
+    return no_sign_in(
+        [name for name, steps in signing if any(isinstance(s, Approve) for s in steps)],
+        [name for name, steps in signing if any(isinstance(s, Ask) for s in steps)],
+    )
 
 
 def shared_memory(settings: Settings, project: Project | None) -> str | None:

@@ -133,6 +133,8 @@ def _step(step: dict[str, Any], path: tuple[str | int, ...], locs: Locs) -> Step
             declined=step.get("declined"),
             cancelled=step.get("cancelled"),
             pos=pos,
+            mode="url" if step.get("mode") == "url" else "form",
+            wait_s=_wait(step.get("wait"), 30.0),
         )
     if "confirm" in step:
         return Confirm(
@@ -160,15 +162,20 @@ def _step(step: dict[str, Any], path: tuple[str | int, ...], locs: Locs) -> Step
     )
 
 
+def _wait(written: Any, default: float) -> float:
+    """A step's ``wait:`` in seconds (``0s`` is no wait), or ``default`` when not written."""
+    wait = 0.0 if is_zero(written) else seconds(written)
+    return default if wait is None else wait
+
+
 def _approve(step: dict[str, Any], path: tuple[str | int, ...], locs: Locs) -> Approve:
-    wait = 0.0 if is_zero(step.get("wait")) else seconds(step.get("wait"))
     expires = seconds(step.get("expires"))
     return Approve(
         name=step["approve"],
         message=step["message"],
         approvers=tuple(step["approvers"]),
         count=int(step.get("count", 1)),
-        wait_s=60.0 if wait is None else wait,
+        wait_s=_wait(step.get("wait"), 60.0),
         expires_s=3600.0 if expires is None else expires,
         when=step.get("when"),
         rejected=step.get("rejected"),
@@ -190,8 +197,9 @@ def _remember(written: dict[str, Any] | None, pos: Pos) -> Remember | None:
 
 def _field(name: str, schema: dict[str, Any], pos: Any) -> FormField:
     optional = schema.get("optional") is True
-    clean = {k: v for k, v in schema.items() if k != "optional"}
-    return FormField(name, clean, required=not optional and "default" not in schema, pos=pos)
+    clean = {k: v for k, v in schema.items() if k not in ("optional", "secret")}
+    required = not optional and "default" not in schema
+    return FormField(name, clean, required, pos, secret=schema.get("secret") is True)
 
 
 def _example(item: dict[str, Any], pos: Any) -> Example:

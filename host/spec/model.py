@@ -15,9 +15,11 @@ __all__ = [
     "FALLBACK_TOOL",
     "REMEMBER_MAX_S",
     "STEP_KINDS",
+    "URL_WAIT_MAX_S",
     "Act",
     "Approve",
     "Ask",
+    "AskMode",
     "Confirm",
     "Example",
     "FormField",
@@ -30,6 +32,7 @@ __all__ = [
     "Step",
     "Timeouts",
     "Tool",
+    "needs_sign_in",
 ]
 
 
@@ -95,12 +98,14 @@ class FormField:
         schema: The field's MCP primitive schema as written, without the host-only keys
             (``optional``). An ``enum`` may still be a template string, rendered per call.
         required: False when the field has ``optional: true`` or a ``default``.
+        secret: ``secret: true`` (URL mode only): the page shows it as a password field.
     """
 
     name: str
     schema: dict[str, Any]
     required: bool = True
     pos: Pos = NOWHERE
+    secret: bool = False
 
 
 @dataclass(frozen=True)
@@ -118,9 +123,22 @@ class Read:
     timeout_s: float | None = None
 
 
+AskMode = Literal["form", "url"]
+"""Where an ask's form is shown: in the client (``form``) or on a page of the host's (``url``)."""
+
+#: The longest a retry may wait for a URL ask's page (``wait:``): it holds its request open.
+URL_WAIT_MAX_S = 300.0
+
+
 @dataclass(frozen=True)
 class Ask:
-    """``ask: NAME``: one elicitation form. ``declined``/``cancelled`` are RESULT templates."""
+    """``ask: NAME``: one elicitation form. ``declined``/``cancelled`` are RESULT templates.
+
+    Attributes:
+        mode: ``form`` (the client renders the form) or ``url`` (a page of the host's own
+            asks it, shown only to the caller: the way to ask for a secret).
+        wait_s: URL mode: how long a retry waits for the page to be submitted.
+    """
 
     name: str
     message: str
@@ -129,6 +147,13 @@ class Ask:
     declined: Any = None
     cancelled: Any = None
     pos: Pos = NOWHERE
+    mode: AskMode = "form"
+    wait_s: float = 30.0
+
+    @property
+    def url(self) -> bool:
+        """Whether the question is asked on a host page (``mode: url``)."""
+        return self.mode == "url"
 
 
 @dataclass(frozen=True)
@@ -229,6 +254,15 @@ Step = Read | Ask | Confirm | Approve | Act
 
 #: The keys a step starts with, one per kind, in the order the language lists them.
 STEP_KINDS = ("read", "ask", "confirm", "approve", "act")
+
+
+def needs_sign_in(step: Step) -> bool:
+    """Whether ``step`` needs a person to sign in to the host's pages: an approve, a URL ask.
+
+    NOTE: the one rule behind ``host validate``'s warnings and the refusal to serve such specs
+    without auth settings.
+    """
+    return isinstance(step, Approve) or (isinstance(step, Ask) and step.url)
 
 
 @dataclass(frozen=True)

@@ -143,6 +143,14 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
         "runs (see Securing the host); or remove the scopes.",
     ),
     (
+        "url-ask-unprotected",
+        "warning",
+        "A tool has an `ask` with `mode: url`, but the environment sets no auth: nobody could "
+        "sign in to the page that asks it, and `host serve` refuses to start.",
+        "Set `HOST_AUTH_ISSUER` and `HOST_AUTH_AUDIENCE`, or `HOST_AUTH_TOKENS`, where the host "
+        "runs (see Securing the host).",
+    ),
+    (
         "approve-unprotected",
         "warning",
         "A tool has an `approve` step, but the environment sets no auth: nobody could sign in "
@@ -265,7 +273,21 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
         "form-secret",
         "error",
         "A form field asks for a secret (password, token, API key, card, ...).",
-        "MCP forbids secrets in forms: take them from the environment or a URL flow instead.",
+        "MCP forbids secrets in forms: add `mode: url` to the ask (and `secret: true` to the "
+        "field), so the host's own page asks it.",
+    ),
+    (
+        "secret-form",
+        "error",
+        "A field says `secret: true` in an ask whose form the client shows (not `mode: url`).",
+        "Add `mode: url` to the ask: only the host's own page may ask for a secret.",
+    ),
+    (
+        "url-ask-shown",
+        "error",
+        "A template after a URL ask names one of its fields: the value typed on the host's page "
+        "would reach the client, the model or the store.",
+        "Remove the name from the template: only the handlers get what the page receives.",
     ),
     (
         "form-fill",

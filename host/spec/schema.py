@@ -47,7 +47,7 @@ FORM_KEYWORDS: dict[str, frozenset[str]] = {
     "boolean": frozenset({"default"}),
     "array": frozenset({"items", "minItems", "maxItems", "default"}),
 }
-FORM_COMMON = frozenset({"type", "title", "description", "optional"})
+FORM_COMMON = frozenset({"type", "title", "description", "optional", "secret"})
 
 
 def _text(description: str) -> dict[str, Any]:
@@ -118,6 +118,13 @@ def _form_field() -> dict[str, Any]:
                 "type": "boolean",
                 "description": "Host-only: the field may be left empty (else it is required).",
             },
+            "secret": {
+                "type": "boolean",
+                "description": (
+                    "Host-only, `mode: url` asks only: a secret (a password field on the "
+                    "host's page, never shown back)."
+                ),
+            },
             "minLength": count,
             "maxLength": count,
             "format": {"enum": ["email", "uri", "date", "date-time"]},
@@ -169,6 +176,16 @@ def _steps() -> dict[str, Any]:
             "when": _WHEN,
             "declined": _RESULT,
             "cancelled": _RESULT,
+            "mode": {
+                "enum": ["form", "url"],
+                "description": (
+                    "`form` (default): the client shows the form. `url`: a page of the "
+                    "host's own asks it, shown only to the caller; the way to ask for a secret."
+                ),
+            },
+            "wait": _duration(
+                "`mode: url`: how long a retry waits for the page to be submitted (default 30s)."
+            ),
         },
     }
     remember: dict[str, Any] = {

@@ -20,6 +20,9 @@ Redis, every host instance) to see the same thing:
   with :meth:`Store.spend_request`, waited for with :meth:`Store.wait_request`;
 * places (:mod:`host.store.places`): :meth:`Store.take_place` counts a group's live members and
   adds one only below a limit, :meth:`Store.holds_place` and :meth:`Store.give_place`.
+* URL asks (:class:`host.store.asks.UrlAsk`): opened once per binding by
+  :meth:`Store.open_ask`, submitted once by :meth:`Store.submit_ask`, waited for with
+  :meth:`Store.wait_ask`, forgotten by :meth:`Store.end_ask` (kept in the records and queues).
 
 Every record has a time to live. Expired records are invisible at once and deleted lazily. Act
 keys, lock names, record keys and queue keys are four separate namespaces.
@@ -75,6 +78,7 @@ from pathlib import Path
 from typing import Protocol
 
 from host.errors import Conflict, Forbidden, NotFound, StoreError
+from host.store.asks import UrlAsk, UrlAskRecords
 from host.store.checks import (
     check_claim,
     check_filters,
@@ -335,6 +339,7 @@ class Store:
         self._audit = backend.audit
         self._requests = backend.requests
         self._places = backend.places
+        self._asks = UrlAskRecords(self)
         self._keeper = LeaseKeeper(self._renew, lease_s, repr(backend))
 
     def __repr__(self) -> str:
@@ -701,6 +706,44 @@ class Store:
             left = min(left, current.expires - time.time() + 0.05)
             self.pop(_wake_key(request_id), max(0.0, min(left, _RECHECK_S)))
 
+    # -- URL asks --------------------------------------------------------------------------------
+
+    def open_ask(self, ask: UrlAsk) -> UrlAsk:
+        """Keep ``ask`` until it expires, unless a live ask holds its binding: then that one."""
+        return self._asks.open(ask, _ask_keep_s(ask))
+
+    def ask(self, ask_id: str) -> UrlAsk | None:
+        """The live ask with this id, or None (never made, ended, or expired)."""
+        return self._asks.get(ask_id)
+
+    def submit_ask(self, ask_id: str, values: dict[str, object]) -> UrlAsk | None:
+        """Keep the page's values (already encrypted) once, and wake the call waiting on it.
+
+        Returns:
+            The ask as submitted; None when there is no such live ask, or it was submitted.
+        """
+        current = self._asks.get(ask_id)
+        if current is None:
+            return None
+        done = self._asks.submit(ask_id, values, _ask_keep_s(current))
+        if done is not None:
+            self._queues.push(UrlAskRecords.wake_key(ask_id), "submitted", 60.0)
+        return done
+
+    def wait_ask(self, ask_id: str, timeout_s: float) -> UrlAsk | None:
+        """The ask once submitted, or as it is after ``timeout_s`` (None once it is gone)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            current = self._asks.get(ask_id)
+            left = deadline - time.monotonic()
+            if current is None or current.submitted or left <= 0:
+                return current
+            self.pop(UrlAskRecords.wake_key(ask_id), max(0.0, min(left, _RECHECK_S)))
+
+    def end_ask(self, ask: UrlAsk) -> None:
+        """Forget ``ask`` and its values (its call ended)."""
+        self._asks.end(ask)
+
     # -- the store as a whole --------------------------------------------------------------------
 
     def health(self) -> str | None:
@@ -724,6 +767,11 @@ class Store:
 def _keep_s(request: ApprovalRequest) -> float:
     """How long a request is kept from now: until it expires, then for its history."""
     return max(1.0, request.expires - time.time() + HISTORY_S)
+
+
+def _ask_keep_s(ask: UrlAsk) -> float:
+    """How long an ask is kept from now: until it expires."""
+    return max(1.0, ask.expires - time.time())
 
 
 def _wake_key(request_id: str) -> str:

@@ -13,16 +13,21 @@ import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from host.assembly import assemble
 from host.auth import ANONYMOUS, Issued
+from host.client.answers import Elicitation
+from host.client.mcp import URL_CAPABILITIES, Page
 from host.client.wire import WsgiTransport
+from host.errors import AnswerMismatch
+from host.protocol.url_asks import UrlAskBook, ask_of
 from host.settings import Settings
 from host.spec.model import Project
 from host.testing.client import McpClient
 from host.testing.records import ApprovalsKit, AuditKit
 
-__all__ = ["TEST_SECRET", "load", "patched_env", "serve"]
+__all__ = ["TEST_SECRET", "load", "pages", "patched_env", "serve"]
 
 #: Signs ``requestState`` in tests: fixed, so nothing depends on a random per-process key.
 TEST_SECRET = "host-testing-not-a-secret-0123456789"
@@ -38,6 +43,26 @@ def load(specs_dir: Path, handlers_dir: Path) -> Project:
 
     project: Project = load_project(specs_dir, handlers_dir)
     return project
+
+
+def pages(book: UrlAskBook) -> Page:
+    """Submits a URL ask's page as its caller would in a browser: the test kit's ``page``."""
+
+    def submit(question: Elicitation, content: Mapping[str, Any]) -> None:
+        __tracebackhide__ = True
+        ask_id = ask_of(question.url or "")
+        ask = book.store.ask(ask_id)
+        if ask is None or ask.submitted:
+            return  # NOTE: submitted in an earlier round (or gone): the server says what next
+        try:
+            book.submit(ask_id, ask.principal, content)
+        except AnswerMismatch as exc:
+            raise AssertionError(
+                f"the page of {question.key!r} refused the answer: "
+                + "; ".join(f"{e['field']}: {e['message']}" for e in exc.errors)
+            ) from None
+
+    return submit
 
 
 @contextmanager
@@ -114,6 +139,13 @@ def serve(
             yield McpClient(
                 WsgiTransport(app, token=token),
                 issue=issued.mint,
+                page=pages(served.url_asks) if served.url_asks is not None else None,
+                # NOTE: a client that can answer URL asks says so only where specs have them.
+                capabilities=(
+                    URL_CAPABILITIES
+                    if any(m.asks_on_pages for m in served.machines.values())
+                    else None
+                ),
                 approvals=ApprovalsKit(served.store, served.machines),
                 audit=AuditKit(served.store, served.flush),
             )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,14 @@ from host.web.auth import Gate, MetadataResource
 from host.web.lifecycle import STOPPING, client_gone
 from host.web.probes import HealthResource, MetricsResource, ReadyResource
 
-__all__ = ["McpResource", "build_app", "create_app", "origin_allowed", "request_context"]
+__all__ = [
+    "McpResource",
+    "build_app",
+    "create_app",
+    "no_sign_in",
+    "origin_allowed",
+    "request_context",
+]
 
 log = logging.getLogger("host.web")
 
@@ -50,6 +57,24 @@ NO_APPROVERS = (
     "to decide: set HOST_AUTH_ISSUER and HOST_AUTH_AUDIENCE (an identity provider) or "
     "HOST_AUTH_TOKENS (static tokens made by `host token create`)"
 )
+
+NO_ANSWERERS = (
+    "the specs have URL asks ({tools}) but no auth is configured, so nobody could sign in to "
+    "the pages that ask them: set HOST_AUTH_ISSUER and HOST_AUTH_AUDIENCE (an identity "
+    "provider) or HOST_AUTH_TOKENS (static tokens made by `host token create`)"
+)
+
+
+def no_sign_in(approving: Sequence[str], asking: Sequence[str]) -> str | None:
+    """Why tools whose steps need a person signed in (``approving`` tools with approve steps,
+    ``asking`` tools with URL asks) cannot be served without auth; None when there are none."""
+    reasons = [
+        text.format(tools=", ".join(tools))
+        for text, tools in ((NO_APPROVERS, approving), (NO_ANSWERERS, asking))
+        if tools
+    ]
+    return "; and ".join(reasons) or None
+
 
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 
@@ -355,10 +380,13 @@ def build_app(
         raise SettingsError(
             UNPROTECTED.format(scopes=", ".join(sorted(scopes))), "HOST_AUTH_ISSUER"
         )
-    approving = [m.name for m in served.machines.values() if m.approves]
-    if approving and not authenticator.enabled:
+    machines = served.machines.values()
+    refused = no_sign_in(
+        [m.name for m in machines if m.approves], [m.name for m in machines if m.asks_on_pages]
+    )
+    if refused is not None and not authenticator.enabled:
         served.store.close()
-        raise SettingsError(NO_APPROVERS.format(tools=", ".join(approving)), "HOST_AUTH_ISSUER")
+        raise SettingsError(refused, "HOST_AUTH_ISSUER")
     gate = Gate(authenticator, scopes, observers=served.observers)
     RUNNER.limit_callers(settings.limits.handler_threads if authenticator.enabled else None)
     app: falcon.App[falcon.Request, falcon.Response] = falcon.App()
@@ -373,7 +401,7 @@ def build_app(
         app.add_route("/metrics", MetricsResource(served.metrics))
     keys = settings.secrets or (ensure_secret(settings.data_dir),)
     inbox = approvals if approvals is not None else served.approvals or EMPTY_INBOX
-    mount_pages(app, authenticator, inbox, keys, settings.auth.browser)
+    mount_pages(app, authenticator, inbox, keys, settings.auth.browser, served.url_asks)
     return app
 
 

@@ -23,6 +23,7 @@ import pytest
 
 from host.errors import StoreError
 from host.store import ActClaim, ActState, Lock, Store, open_store
+from host.store.asks import AskField, UrlAsk, new_ask_id
 from host.store.records import ACTED, ENDED, AuditRecord, approval_id
 
 pytestmark = pytest.mark.served
@@ -664,3 +665,56 @@ def test_lock_names_are_their_own_namespace(store: Store, key: str) -> None:
 def test_bad_lock_arguments_are_programming_errors(store: Store, name: str, wait_s: float) -> None:
     with pytest.raises(ValueError, match=r"name|wait_s"):
         store.acquire_lock(name, wait_s=wait_s)
+
+
+# -- URL asks --------------------------------------------------------------------------------------
+
+
+def _ask(key: str, ttl_s: float = 60.0) -> UrlAsk:
+    now = time.time()
+    return UrlAsk(
+        id=new_ask_id(), binding=f"binding-{key}", principal="alice", tool="rotate_key",
+        step="credentials", message="Enter the new key.",
+        fields=(AskField("api_key", {"type": "string"}, True, True),), definition="def-1",
+        created=now, expires=now + ttl_s,
+    )  # fmt: skip
+
+
+def test_an_ask_is_opened_once_per_binding_with_a_random_192_bit_id(store: Store, key: str) -> None:
+    first = store.open_ask(_ask(key))
+    again = store.open_ask(_ask(key))
+    assert again == first and store.ask(first.id) == first
+    assert len(first.id) == len("ask_") + 32  # 24 random bytes, URL-safe
+    assert store.open_ask(_ask(key + "-other")).id != first.id
+
+
+def test_an_ask_is_submitted_once_and_wakes_its_waiter(store: Store, key: str) -> None:
+    ask = store.open_ask(_ask(key))
+    assert store.wait_ask(ask.id, 0.0) == ask  # not submitted: as it is
+    woken: list[UrlAsk | None] = []
+    waiter = threading.Thread(target=lambda: woken.append(store.wait_ask(ask.id, 10.0)))
+    waiter.start()
+    time.sleep(0.2)
+    started = time.monotonic()
+    done = store.submit_ask(ask.id, {"api_key": {"$sealed": "ciphertext"}})
+    waiter.join(10)
+    assert done is not None and done.values == {"api_key": {"$sealed": "ciphertext"}}
+    assert woken == [done] and time.monotonic() - started < 2
+    assert store.submit_ask(ask.id, {"api_key": {"$sealed": "another"}}) is None
+    assert store.ask(ask.id) == done
+
+
+def test_an_ended_ask_is_gone_and_its_binding_free(store: Store, key: str) -> None:
+    ask = store.open_ask(_ask(key))
+    store.submit_ask(ask.id, {"api_key": {"$sealed": "x"}})
+    store.end_ask(ask)
+    assert store.ask(ask.id) is None and store.wait_ask(ask.id, 0.0) is None
+    assert store.submit_ask(ask.id, {"api_key": {"$sealed": "y"}}) is None
+    assert store.open_ask(_ask(key)).id != ask.id
+
+
+def test_an_ask_expires_with_its_expiry(store: Store, key: str) -> None:
+    ask = store.open_ask(_ask(key, ttl_s=1.0))
+    time.sleep(1.3)
+    assert store.ask(ask.id) is None
+    assert store.open_ask(_ask(key)).id != ask.id

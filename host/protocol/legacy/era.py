@@ -369,11 +369,14 @@ class LegacyProtocol:
             request,
             revision=revision,
             can_ask=session.forms or self._offers_fallback(session),
+            can_ask_url=session.urls,
             notifier=notifier,
         )
         if not isinstance(ended, Pending):
             return ended
-        if session.forms:
+        # NOTE: a URL ask always goes on the stream (the core refused it without URL mode):
+        # the fallback tool never carries one.
+        if session.forms or any(q.on_page for q in ended.asked.questions):
             stream = self.relay.stream(session, message.id, ended, notifier)
             return Reply(200, headers=NO_BUFFERING, stream=stream)
         return adapt.result(self.fallback.ask(session, ended.call, ended.asked), revision)

@@ -46,10 +46,19 @@ from host.protocol import adapt
 from host.protocol.calls import Pending, next_round
 from host.protocol.core import ToolHost, changed
 from host.protocol.digests import digest
-from host.protocol.jsonrpc import INVALID_REQUEST, Response, error, failure, internal_error, success
+from host.protocol.jsonrpc import (
+    INVALID_REQUEST,
+    URL_ELICITATION_REQUIRED,
+    Response,
+    error,
+    failure,
+    internal_error,
+    success,
+)
 from host.protocol.legacy.sessions import LegacyOptions, Session
 from host.protocol.redaction import FieldCipher
 from host.protocol.streams import Event, EventStream, Notifier, beside
+from host.protocol.url_asks import ask_of
 from host.store import Store
 
 __all__ = ["Relay"]
@@ -262,8 +271,45 @@ class Relay:
                 return changed(machine, pending.call.request)
             if "result" not in reply:
                 return _client_failed(tool, reply.get("error"))
-            responses[question.key] = _answer(_shown(self.cipher, reply["result"]), question)
+            answer = _answer(_shown(self.cipher, reply["result"]), question)
+            if question.on_page and answer.get("action") == "accept":
+                yield from self._page(stream, pending, question)
+            responses[question.key] = answer
         return responses
+
+    def _page(
+        self, stream: _Stream, pending: Pending, question: Question
+    ) -> Generator[Event, None, None]:
+        """After a URL ask's accept (consent only): wait for its page to be submitted.
+
+        Submitted: ``notifications/elicitation/complete`` on the call's stream, and the call
+        goes on. Not within the step's ``wait``: -32042 with the same elicitation, as
+        2025-11-25 asks, so the client can retry the call once the page is done (the retry
+        finds the same page, and goes on at once when it was submitted).
+        """
+        asks = self.host.url_asks
+        wait_s = pending.call.machine.page_wait(question.key)
+        deadline = time.monotonic() + wait_s
+        ask_id = ask_of(question.url)
+        while asks is not None:
+            left = deadline - time.monotonic()
+            found = self.store.wait_ask(ask_id, max(0.0, min(left, self.options.keepalive_s)))
+            if found is not None and found.submitted:
+                yield {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/elicitation/complete",
+                    "params": {"elicitationId": question.handle},
+                }
+                return
+            if found is None or deadline - time.monotonic() <= 0:
+                break
+            yield None
+        raise error(
+            URL_ELICITATION_REQUIRED,
+            "This request needs the page it links to completed first; complete it, then call "
+            "the tool again",
+            {"elicitations": [adapt.elicitation(question, stream.session.revision)]},
+        )
 
     def _advance(
         self, stream: _Stream, pending: Pending, responses: Mapping[str, Any]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from host import ids
-from host.protocol.core import can_elicit_form
+from host.protocol.core import can_elicit_form, can_elicit_url
 from host.protocol.digests import digest, principal_digest
 from host.protocol.revisions import REVISIONS, Revision
 from host.protocol.seal import Sealer
@@ -72,6 +72,8 @@ class Session:
         client: The client's self-reported ``{name, version}``, for logs only.
         principal: The digest of the principal that opened it.
         expires: Unix time after which the id is refused.
+        urls: Whether URL asks can go to the client (``elicitation/create`` with ``mode:
+            url``): the revision knows URL mode and the client declared ``elicitation.url``.
     """
 
     id: str
@@ -80,6 +82,7 @@ class Session:
     client: Mapping[str, str]
     principal: str
     expires: float
+    urls: bool = False
 
     @property
     def revision(self) -> Revision:
@@ -124,6 +127,7 @@ class SessionSealer:
             "s": ids.token(12),
             "r": revision.version,
             "f": revision.forms and can_elicit_form(capabilities),
+            "u": revision.url_mode and can_elicit_url(capabilities),
             "c": _client_info(client),
             "p": principal_digest(principal),
         }
@@ -157,6 +161,8 @@ class SessionSealer:
                 client=payload["c"],
                 principal=payload["p"],
                 expires=payload["x"],
+                # NOTE: a session id minted before URL asks existed reads as "no URL mode".
+                urls=payload.get("u", False),
             )
         except KeyError:
             return "malformed payload"
@@ -165,6 +171,7 @@ class SessionSealer:
             and session.version in REVISIONS
             and not session.revision.modern
             and isinstance(session.forms, bool)
+            and isinstance(session.urls, bool)
             and isinstance(session.client, dict)
             and isinstance(session.principal, str)
         ):

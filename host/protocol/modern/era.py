@@ -23,7 +23,7 @@ from host.protocol import adapt
 from host.protocol.answers import Ledger
 from host.protocol.calls import Pending, first_round
 from host.protocol.context import RequestContext
-from host.protocol.core import Asked, ToolHost, can_elicit_form
+from host.protocol.core import Asked, ToolHost, can_elicit_form, can_elicit_url
 from host.protocol.endpoint import Reply
 from host.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, Message, Request, error, success
 from host.protocol.modern.envelope import Envelope, read_envelope
@@ -165,6 +165,7 @@ class ModernProtocol:
             request,
             revision=MODERN,
             can_ask=can_elicit_form(envelope.capabilities),
+            can_ask_url=can_elicit_url(envelope.capabilities),
             notifier=notifier,
             earlier=earlier,
             responses="inputResponses",

@@ -62,7 +62,7 @@ def check_forms(facts: ToolFacts) -> list[Diagnostic]:
             continue
         for field in step.fields:
             path: YPath = ("steps", index, "form", field.name)
-            found.extend(_field(field, path, doc.locs))
+            found.extend(_field(field, path, doc.locs, step))
             if field.name in input_names and step.when is None:
                 found.append(
                     error(
@@ -76,7 +76,7 @@ def check_forms(facts: ToolFacts) -> list[Diagnostic]:
     return found
 
 
-def _field(field: FormField, path: YPath, locs: Locs) -> list[Diagnostic]:
+def _field(field: FormField, path: YPath, locs: Locs, step: Ask) -> list[Diagnostic]:
     schema = field.schema
     kind = schema["type"]
     if not isinstance(kind, str) or kind not in FORM_KEYWORDS:
@@ -112,19 +112,41 @@ def _field(field: FormField, path: YPath, locs: Locs) -> list[Diagnostic]:
                 f"{_default_fix(schema['default'], schema)}",
             )
         )
-    if kind == "string" and "enum" not in schema and "oneOf" not in schema:
-        secret = asks_for_secret(field.name, schema.get("title"), schema.get("description"))
-        if secret:
-            found.append(
-                error(
-                    field.pos,
-                    "form-secret",
-                    f"form field '{field.name}' asks for a secret ({secret}): MCP forbids "
-                    "passwords, codes, tokens, keys and payment data in forms, which clients "
-                    "may show and log; let the handler read it from its environment instead",
-                )
-            )
+    found.extend(_secret(field, path, locs, step))
     return found
+
+
+def _secret(field: FormField, path: YPath, locs: Locs, step: Ask) -> list[Diagnostic]:
+    """``form-secret`` and ``secret-form``: a secret is asked only on the host's page."""
+    if step.url:
+        return []
+    if field.secret:
+        return [
+            error(
+                locs.key((*path, "secret")),
+                "secret-form",
+                f"form field '{field.name}' says secret: true, but the ask '{step.name}' shows "
+                "its form in the client, which may show and log it; add `mode: url` to the ask, "
+                "so the host's own page asks it",
+            )
+        ]
+    schema = field.schema
+    if schema["type"] != "string" or "enum" in schema or "oneOf" in schema:
+        return []
+    secret = asks_for_secret(field.name, schema.get("title"), schema.get("description"))
+    if not secret:
+        return []
+    return [
+        error(
+            field.pos,
+            "form-secret",
+            f"form field '{field.name}' asks for a secret ({secret}): MCP forbids "
+            "passwords, codes, tokens, keys and payment data in forms, which clients "
+            f"may show and log; add `mode: url` to the ask '{step.name}' (and `secret: true` "
+            "to the field), so the host's own page asks it, shown only to the caller; or let the "
+            "handler read it from its environment instead",
+        )
+    ]
 
 
 def _a(kind: str) -> str:

@@ -23,6 +23,7 @@ from host.spec.model import (
     APPROVE_EXPIRES_MAX_S,
     LOCK_WAIT_MAX_S,
     REMEMBER_MAX_S,
+    URL_WAIT_MAX_S,
     Approve,
     Ask,
     Confirm,
@@ -107,13 +108,20 @@ def check_durations(doc: Document) -> list[Diagnostic]:
         try:
             parse_duration(value, maximum=maximum)
         except DurationError as exc:
-            found.append(error(doc.locs.value(path), "duration", f"{exc}{_fix(path, exc)}"))
+            fix = _fix(path, exc, maximum)
+            found.append(error(doc.locs.value(path), "duration", f"{exc}{fix}"))
     return found
 
 
-def _fix(path: YPath, exc: DurationError) -> str:
+def _fix(path: YPath, exc: DurationError, maximum: float | None) -> str:
     """What to write instead, where the key has a rule of its own (a maximum, a default)."""
     too_long = "longer" in str(exc)
+    if path[-1] == "wait" and maximum == URL_WAIT_MAX_S and too_long:
+        most = format_duration(URL_WAIT_MAX_S)
+        return (
+            f": a retry waits for the page at most {most} (it holds its request open); "
+            f"write {most} or less"
+        )
     if path[-1] == "lock_wait":
         if "longest" in str(exc):
             return (
@@ -147,7 +155,8 @@ def _durations(data: Any) -> Iterator[tuple[YPath, Any, float | None]]:
         if "timeout" in step:
             yield ("steps", index, "timeout"), step["timeout"], None
         if "wait" in step and not is_zero(step["wait"]):
-            yield ("steps", index, "wait"), step["wait"], APPROVE_EXPIRES_MAX_S
+            longest = URL_WAIT_MAX_S if "ask" in step else APPROVE_EXPIRES_MAX_S
+            yield ("steps", index, "wait"), step["wait"], longest
         if "expires" in step:
             yield ("steps", index, "expires"), step["expires"], APPROVE_EXPIRES_MAX_S
         if "lock_wait" in step:

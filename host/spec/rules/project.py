@@ -11,7 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from host.spec.diagnostics import Diagnostic
-from host.spec.model import FALLBACK_TOOL, Approve, Ask, Confirm, Pos, Server, Tool
+from host.spec.model import (
+    FALLBACK_TOOL,
+    Approve,
+    Ask,
+    Confirm,
+    Pos,
+    Server,
+    Tool,
+    needs_sign_in,
+)
 from host.spec.rulebook import error, warning
 from host.spec.yaml import Document, Locs
 
@@ -90,7 +99,7 @@ def no_tools(first: Path) -> Diagnostic:
 def unprotected(tools: list[CheckedTool], servers: list[tuple[Document, Any]]) -> list[Diagnostic]:
     """``scopes-unprotected`` and ``approve-unprotected``: what needs a signed-in caller or
     approver, in specs served where nobody can sign in."""
-    return _unprotected_scopes(tools, servers) + _unprotected_approvals(tools)
+    return _unprotected_scopes(tools, servers) + _unprotected_sign_ins(tools)
 
 
 def _unprotected_scopes(
@@ -121,20 +130,28 @@ def _unprotected_scopes(
     ]
 
 
-def _unprotected_approvals(tools: list[CheckedTool]) -> list[Diagnostic]:
-    """Every ``approve`` step where no approver could sign in to decide."""
-    return [
-        warning(
-            step.pos,
-            "approve-unprotected",
-            f"the approve step '{step.name}' needs approvers who sign in, and without auth "
-            "settings nobody can: set HOST_AUTH_ISSUER and HOST_AUTH_AUDIENCE, or "
-            "HOST_AUTH_TOKENS, where the host runs; host serve refuses to start without them",
-        )
-        for tool in tools
-        for step in tool.tool.steps
-        if isinstance(step, Approve)
-    ]
+def _unprotected_sign_ins(tools: list[CheckedTool]) -> list[Diagnostic]:
+    """Every step that needs someone to sign in to a page, where nobody could."""
+    found = []
+    for tool in tools:
+        for step in tool.tool.steps:
+            if not needs_sign_in(step) or not isinstance(step, Approve | Ask):
+                continue
+            rule, who = (
+                ("approve-unprotected", f"the approve step '{step.name}' needs approvers who")
+                if isinstance(step, Approve)
+                else ("url-ask-unprotected", f"the URL ask '{step.name}' needs its caller to")
+            )
+            found.append(
+                warning(
+                    step.pos,
+                    rule,
+                    f"{who} sign in, and without auth settings nobody can: set HOST_AUTH_ISSUER "
+                    "and HOST_AUTH_AUDIENCE, or HOST_AUTH_TOKENS, where the host runs; host "
+                    "serve refuses to start without them",
+                )
+            )
+    return found
 
 
 def elicitation(

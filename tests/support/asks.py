@@ -1,0 +1,205 @@
+"""URL asks in the tests: a host serving the key-rotation fixture with static tokens, a browser
+stand-in that signs in and submits an ask's page, and where to look for a leaked secret."""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import falcon.testing
+
+from host.auth import AuthSettings
+from host.auth.browser_settings import BrowserSettings
+from host.auth.tokenfile import create_token
+from host.client.wire import WsgiTransport
+from host.settings import Settings
+from host.testing import McpClient
+from support.paths import FIXTURES
+
+__all__ = [
+    "ASK_SPECS",
+    "PUBLIC_URL",
+    "AskHost",
+    "HttpBrowser",
+    "Visitor",
+    "csrf_of",
+    "files_holding",
+    "make_tokens",
+    "url_host",
+]
+
+ASK_FIXTURE = FIXTURES / "url"
+ASK_SPECS = ASK_FIXTURE / "specs"
+PUBLIC_URL = "https://keys.example"
+URL_CAPS = {"elicitation": {"form": {}, "url": {}}}
+
+
+def make_tokens(path: Path) -> dict[str, str]:
+    """Static tokens for alice and bob (bob holds ops:approve, as an approver would)."""
+    made = {
+        name: create_token(path, name, scopes)[0]
+        for name, scopes in [("alice", []), ("bob", ["ops:approve"])]
+    }
+    return {**made, "file": str(path)}
+
+
+def csrf_of(page: falcon.testing.Result) -> str:
+    """The CSRF token of the page's form."""
+    match = re.search(r'name="csrf" value="([^"]+)"', page.text)
+    assert match, page.text
+    return match.group(1)
+
+
+class Visitor:
+    """A browser stand-in with a cookie jar, on the in-process app."""
+
+    def __init__(self, app: Any) -> None:
+        self.client = falcon.testing.TestClient(app)
+        self.jar: dict[str, str] = {}
+
+    def _keep(self, result: falcon.testing.Result) -> falcon.testing.Result:
+        for name, cookie in result.cookies.items():
+            if cookie.value and (cookie.max_age is None or cookie.max_age > 0):
+                self.jar[name] = cookie.value
+            else:
+                self.jar.pop(name, None)
+        return result
+
+    def get(self, path: str) -> falcon.testing.Result:
+        return self._keep(self.client.simulate_get(path, cookies=self.jar))
+
+    def post(self, path: str, form: dict[str, str]) -> falcon.testing.Result:
+        body = urllib.parse.urlencode(form)
+        headers = {"Content-Type": "application/x-www-form-urlencoded"}
+        return self._keep(
+            self.client.simulate_post(path, body=body, headers=headers, cookies=self.jar)
+        )
+
+    def sign_in(self, token: str) -> Visitor:
+        form = self.get("/approvals/sign-in")
+        done = self.post("/approvals/sign-in", {"token": token, "csrf": csrf_of(form)})
+        assert done.status_code == 303, done.text
+        return self
+
+
+def page_path(url: str) -> str:
+    """The path of an ask's URL, as the in-process app serves it."""
+    assert url.startswith(PUBLIC_URL + "/asks/ask_"), url
+    return url[len(PUBLIC_URL) :]
+
+
+@dataclass
+class AskHost:
+    """The app, its data directory, its tokens, and clients of it."""
+
+    app: Any
+    data_dir: Path
+    tokens: dict[str, str]
+
+    def mcp(self, who: str = "alice", capabilities: Any = None) -> McpClient:
+        """A modern client calling as ``who`` (by default one that declares URL mode)."""
+        return McpClient(
+            WsgiTransport(self.app, token=self.tokens[who]),
+            capabilities=URL_CAPS if capabilities is None else capabilities,
+        )
+
+    def browser(self, who: str = "alice") -> Visitor:
+        """A browser signed in as ``who``."""
+        return Visitor(self.app).sign_in(self.tokens[who])
+
+    def submit(self, url: str, values: dict[str, str], who: str = "alice") -> Any:
+        """Open the ask's page as ``who`` and submit ``values``: the page that comes back."""
+        browser = self.browser(who)
+        on = browser.get(page_path(url))
+        assert on.status_code == 303, on.status_code
+        path = on.headers["Location"].replace(PUBLIC_URL, "")
+        form = browser.get(path)
+        assert form.status_code == 200, form.text
+        return browser.post(path, {"csrf": csrf_of(form), **values})
+
+
+def url_host(tmp_path: Path, wait: str | None = None) -> AskHost:
+    """The key-rotation fixture served in-process with static tokens and a public URL.
+
+    Args:
+        wait: The URL ask's ``wait:`` instead of the fixture's (10s), in a copy of its specs.
+    """
+    from host.web.app import create_app
+
+    specs = ASK_SPECS
+    if wait is not None:
+        specs = tmp_path / "specs"
+        specs.mkdir()
+        text = (ASK_SPECS / "keys.yaml").read_text().replace("wait: 10s", f"wait: {wait}")
+        (specs / "keys.yaml").write_text(text)
+
+    tokens = make_tokens(tmp_path / "tokens")
+    auth = AuthSettings(
+        tokens_file=Path(tokens["file"]), browser=BrowserSettings(public_url=PUBLIC_URL)
+    )
+    data = tmp_path / "data"
+    settings = Settings(
+        specs_dir=specs,
+        handlers_dir=ASK_FIXTURE / "handlers",
+        secrets=("test-key-1-0123456789abcdef0123456789",),
+        data_dir=data,
+        auth=auth,
+    )
+    return AskHost(create_app(settings=settings), data, tokens)
+
+
+def files_holding(root: Path, secret: str) -> Iterator[Path]:
+    """Every file under ``root`` whose bytes hold ``secret`` (SQLite files, WAL, logs...)."""
+    needle = secret.encode()
+    for path in root.rglob("*"):
+        if path.is_file() and needle in path.read_bytes():
+            yield path
+
+
+class HttpBrowser:
+    """A browser stand-in over real HTTP (cookies kept, redirects followed) for a served host."""
+
+    def __init__(self, base: str) -> None:
+        import http.cookiejar
+        import urllib.request
+
+        self.base = base
+        self.jar = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+
+    def open(self, url: str, form: dict[str, str] | None = None) -> tuple[int, str, str]:
+        """GET (or POST ``form`` to) ``url``: the status, the final URL and the page."""
+        import urllib.error
+        import urllib.request
+
+        body = None if form is None else urllib.parse.urlencode(form).encode()
+        request = urllib.request.Request(url if "://" in url else self.base + url, data=body)
+        try:
+            with self.opener.open(request, timeout=30) as reply:
+                return reply.status, reply.url, reply.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.url, exc.read().decode()
+
+    def sign_in(self, token: str) -> HttpBrowser:
+        _, _, page = self.open("/approvals/sign-in")
+        status, _, _ = self.open("/approvals/sign-in", {"token": token, "csrf": _csrf(page)})
+        assert status == 200, status
+        return self
+
+    def submit(self, url: str, values: dict[str, str]) -> str:
+        """Open an ask's page (its URL as the client got it) and submit ``values``."""
+        status, final, page = self.open(url)
+        assert status == 200 and "/approvals/asks/" in final, (status, final, page)
+        status, _, done = self.open(final, {"csrf": _csrf(page), **values})
+        assert status == 200 and "Done: return to your client" in done, (status, done)
+        return done
+
+
+def _csrf(page: str) -> str:
+    match = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert match, page
+    return match.group(1)
