@@ -64,9 +64,9 @@ class Listeners:
         ttl = max(session.expires - time.time(), 1.0)
         self.store.put(_SEEN + session.id, self.host.generation, ttl)
 
-    def forget(self, session: Session) -> None:
-        """Drop what :meth:`seen` kept for ``session`` (it ended)."""
-        self.store.delete(_SEEN + session.id)
+    def forget(self, session_id: str) -> None:
+        """Drop what :meth:`seen` kept for a session (it ended, or was evicted)."""
+        self.store.delete(_SEEN + session_id)
 
     def open(self, session: Session, stopping: threading.Event, gone: Callable[[], bool]) -> Reply:
         """The stream for ``session``, or 503 when this process holds as many as it may.
