@@ -1,17 +1,21 @@
 """Legacy sessions' places (host.protocol.legacy.places): evicting the least recently used, and
-renewing a place at most once a minute per session per worker, on a real SQLite store."""
+renewing a place at most once a minute per session per worker (on requests and while a GET stream
+is open), on a real SQLite store."""
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from host.protocol import REVISIONS
 from host.protocol.digests import principal_digest
+from host.protocol.legacy.listen import Listeners
 from host.protocol.legacy.places import SessionPlaces
 from host.protocol.legacy.sessions import LegacyOptions, Session, SessionSealer
 from host.store import Store, open_store
@@ -91,3 +95,34 @@ def test_a_place_is_renewed_at_most_once_a_minute_per_worker(
     places.give(session)
     clock.now += 61
     assert not places.holds(session) and not other.holds(session)
+
+
+def test_an_open_get_stream_keeps_its_session_in_use(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    options = LegacyOptions(sessions=2, keepalive_s=0.0)
+    places = SessionPlaces(store, options, clock=clock)
+    listening, idle = start(places), start(places)
+    renewals: list[str] = []
+    renew = store.renew_place
+
+    def counting(group: str, member: str, *, ttl_s: float) -> bool:
+        renewals.append(member)
+        return renew(group, member, ttl_s=ttl_s)
+
+    monkeypatch.setattr(store, "renew_place", counting)
+    host = SimpleNamespace(generation="g1")
+    stream = Listeners(host, store, options, places).open(
+        listening, threading.Event(), lambda: False
+    )
+    assert stream.stream is not None
+    events = iter(stream.stream)
+    next(events)  # the stream's first event, at once
+    clock.now += 61
+    next(events)  # a keep-alive, a second later: the place was checked, and renewed
+    stream.stream.close()
+    assert renewals == [listening.id]
+    time.sleep(0.01)
+    start(places)
+    assert places.holds(listening) and not places.holds(idle)

@@ -92,8 +92,8 @@ class LegacyProtocol:
         self.options = options or LegacyOptions()
         self.relay = Relay(host, store, self.options, cipher)
         self.fallback = Fallback(host, store, fallback_ttl_s, cipher)
-        self.listeners = Listeners(host, store, self.options)
         self.places = SessionPlaces(store, self.options)
+        self.listeners = Listeners(host, store, self.options, self.places)
         self._methods: dict[str, Method] = {
             "ping": self._empty,
             "logging/setLevel": self._set_level,
