@@ -226,8 +226,8 @@ class LegacyProtocol:
         if session is None or not self.places.holds(session):
             raise ProtocolError(
                 INVALID_REQUEST,
-                "Session not found: it ended or expired, or the id is not valid; send initialize "
-                "to start a new session",
+                "Session not found: it ended, expired or was evicted by newer sessions of its "
+                "caller, or the id is not valid; send initialize to start a new session",
                 None,
                 404,
             )
