@@ -15,6 +15,7 @@ import pytest
 
 from host.protocol import REVISIONS
 from host.protocol.digests import principal_digest
+from host.protocol.legacy import places as places_module
 from host.protocol.legacy.listen import Listeners
 from host.protocol.legacy.places import SessionPlaces
 from host.protocol.legacy.sessions import LegacyOptions, Session, SessionSealer
@@ -126,3 +127,20 @@ def test_an_open_get_stream_keeps_its_session_in_use(
     time.sleep(0.01)
     start(places)
     assert places.holds(listening) and not places.holds(idle)
+
+
+def test_the_renewal_memo_is_bounded(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(places_module, "_MEMO_SIZE", 2)
+    places = SessionPlaces(store, LegacyOptions(sessions=8), clock=Clock())
+    sessions = [start(places) for _ in range(3)]
+    renewals: list[str] = []
+    renew = store.renew_place
+
+    def counting(group: str, member: str, *, ttl_s: float) -> bool:
+        renewals.append(member)
+        return renew(group, member, ttl_s=ttl_s)
+
+    monkeypatch.setattr(store, "renew_place", counting)
+    # the oldest was dropped from the memo: it is renewed early, the two remembered are not
+    assert all(places.holds(s) for s in reversed(sessions))
+    assert renewals == [sessions[0].id]
