@@ -5,8 +5,10 @@ caller) on 127.0.0.1 with static tokens for two principals and a tool whose act 
 opens ``--callers`` connections that each send the hanging call again as soon as it is answered;
 meanwhile ``alice`` makes ``--calls`` quick calls one after another and ``/healthz`` is asked
 each second; and one more of mallory's threads opens legacy sessions (``initialize``, never
-ended) as fast as it can, past HOST_LIMIT_SESSIONS. It prints alice's latencies, ``/healthz``'s,
-and what mallory's calls and sessions were answered.
+ended) as fast as it can, past HOST_LIMIT_SESSIONS, each one past it evicting mallory's least
+recently used. It prints alice's latencies, ``/healthz``'s, what mallory's calls and sessions were
+answered, how many sessions were evicted (the host's ``session_evicted`` log lines) and how many
+places the store kept.
 
 Loopback only; at most ``--seconds`` of flood (the server and every thread stop by then). It
 prints figures and asserts nothing. Run it as ``python bench/tenants.py``; ``--quick`` is smaller.
@@ -21,6 +23,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -177,6 +180,22 @@ def _healthz(port: int) -> float:
     return time.monotonic() - started
 
 
+def _evictions(folder: Path) -> tuple[int, int]:
+    """Sessions evicted (the host's log lines) and session places left in the store."""
+    evicted = 0
+    for line in (folder / "host.log").read_text(errors="replace").splitlines():
+        try:
+            evicted += json.loads(line).get("event") == "session_evicted"
+        except (ValueError, AttributeError):
+            continue  # gunicorn's own lines are not JSON
+    with sqlite3.connect(folder / "d" / "store.db") as db:
+        kept: int = db.execute(
+            "SELECT COUNT(*) FROM store_places WHERE grp LIKE 'sessions:%' AND expires > ?",
+            (time.time(),),
+        ).fetchone()[0]
+    return evicted, kept
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the flood and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -226,6 +245,7 @@ def main(argv: list[str] | None = None) -> None:
                 proc.wait(15)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
+        evicted, kept = _evictions(Path(tmp))
     ok = [t for t in took if t != float("inf")]
     print(
         f"mallory: {callers} connections flooding a hanging act; alice: {len(took)} calls, "
@@ -236,7 +256,9 @@ def main(argv: list[str] | None = None) -> None:
         "mallory's answers: " + ", ".join(f"{k or 'no reply'} x{v}" for k, v in seen.most_common())
     )
     print(
-        "mallory's sessions: " + ", ".join(f"{k.strip()} x{v}" for k, v in sessions.most_common())
+        "mallory's sessions: "
+        + ", ".join(f"{k.strip()} x{v}" for k, v in sessions.most_common())
+        + f"; {evicted} evicted, {kept} places kept"
     )
 
 

@@ -11,7 +11,8 @@ across ``w`` workers a caller holds at most ``w`` times each.
 Anonymous callers (a host without auth settings) are everyone at once, so they are never limited
 as one principal; per-session limits apply to them too. The one limit counted in the store is
 ``sessions`` per principal: a session outlives its requests and may move between workers and
-instances, so only the store knows how many a principal holds (counted once, at ``initialize``).
+instances, so only the store knows how many a principal holds (counted at ``initialize``, where
+one past the limit evicts the least recently used, :mod:`host.protocol.legacy.places`).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class LimitSettings:
         streams_per_session: GET streams one legacy session may hold open in one worker.
         sessions: Legacy sessions one principal may hold open at once, counted in the store
             (across workers and instances): a session holds its place until it is ended
-            (``DELETE``) or expires.
+            (``DELETE``), goes unused for its TTL, or a new one past the limit evicts it.
         questions_per_session: Questions one legacy session may hold open on call streams in
             one worker (each holds its request's thread until answered or timed out).
         record_max: Bytes of arguments, or of one answer's content, kept whole in an audit record;
@@ -119,15 +120,13 @@ class Slots:
             return self._held.get(key, 0)
 
 
-def limit_error(
-    limit: str, value: int, setting: str, who: str, retry_after: int = RETRY_AFTER_S
-) -> ProtocolError:
+def limit_error(limit: str, value: int, setting: str, who: str) -> ProtocolError:
     """The JSON-RPC error (HTTP 429) of a request refused by ``limit``, naming it."""
     return ProtocolError(
         LIMIT_EXCEEDED,
         f"Too many requests: {who} holds {value} {limit.replace('_', ' ')}, the most allowed "
-        f"({setting}); retry after {retry_after} s",
-        {"limit": limit, "value": value, "setting": setting, "retryAfter": retry_after},
+        f"({setting}); retry after {RETRY_AFTER_S} s",
+        {"limit": limit, "value": value, "setting": setting, "retryAfter": RETRY_AFTER_S},
         429,
     )
 

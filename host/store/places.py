@@ -1,10 +1,11 @@
-"""Places: counted memberships of a group, each with its own expiry, taken only below a limit.
+"""Places: bounded memberships of a group, each until its own expiry, renewed while in use.
 
 A legacy session holds a place in its principal's group for as long as its id is valid, so every
-worker (and every instance sharing the store) counts the same sessions: a principal at its limit
-is refused ``initialize`` anywhere, and the place is what makes a session id valid (ending the
-session frees it, and leaves nothing behind). A backend writes :class:`Places`; :class:`Store`
-checks the arguments.
+worker (and every instance sharing the store) counts the same sessions, and the place is what makes
+a session id valid (ending the session frees it, and leaves nothing behind). A group never holds
+more than its limit: taking a place in a full group evicts the members renewed least recently,
+so a principal who abandons sessions is never refused, and what it keeps in the store stays
+bounded. A backend writes :class:`Places`; :class:`Store` checks the arguments.
 """
 
 from __future__ import annotations
@@ -17,13 +18,19 @@ __all__ = ["Places"]
 class Places(Protocol):
     """Members of groups, each until its own expiry."""
 
-    def take(self, group: str, member: str, most: int | None, ttl_s: float) -> float | None:
-        """Make ``member`` one of ``group`` for ``ttl_s`` unless it has ``most`` live members.
+    def take(self, group: str, member: str, most: int | None, ttl_s: float) -> list[str]:
+        """Make ``member`` one of ``group`` for ``ttl_s``, leaving it at most ``most`` live members.
+
+        One atomic step: count, evict the members that expire first (those renewed least
+        recently), add. A member already held is renewed and evicts none.
 
         Returns:
-            None when taken (or already held: its expiry is renewed); else the seconds until the
-            group's oldest member expires.
+            The members evicted, least recently renewed first.
         """
+        ...
+
+    def renew(self, group: str, member: str, ttl_s: float) -> bool:
+        """Make a live ``member`` of ``group`` expire ``ttl_s`` from now; whether it was one."""
         ...
 
     def holds(self, group: str, member: str) -> bool:

@@ -18,8 +18,9 @@ Redis, every host instance) to see the same thing:
 * approval requests (:class:`host.store.requests.ApprovalRequest`): opened once per binding by
   :meth:`Store.open_request`, decided by :meth:`Store.decide_request`, spent by exactly one call
   with :meth:`Store.spend_request`, waited for with :meth:`Store.wait_request`;
-* places (:mod:`host.store.places`): :meth:`Store.take_place` counts a group's live members and
-  adds one only below a limit, :meth:`Store.holds_place` and :meth:`Store.give_place`.
+* places (:mod:`host.store.places`): :meth:`Store.take_place` adds a member to a group, evicting
+  the least recently renewed past a limit, :meth:`Store.renew_place`, :meth:`Store.holds_place`
+  and :meth:`Store.give_place`.
 * URL asks (:class:`host.store.asks.UrlAsk`): opened once per binding by
   :meth:`Store.open_ask`, submitted once by :meth:`Store.submit_ask`, waited for with
   :meth:`Store.wait_ask`, forgotten by :meth:`Store.end_ask` (kept in the records and queues).
@@ -475,19 +476,25 @@ class Store:
         """
         return pop_waiting(self._queues.watcher, key, timeout_s, self._queues.take)
 
-    def take_place(
-        self, group: str, member: str, *, most: int | None, ttl_s: float
-    ) -> float | None:
-        """Make ``member`` a member of ``group`` for ``ttl_s``, unless it has ``most`` already.
+    def take_place(self, group: str, member: str, *, most: int | None, ttl_s: float) -> list[str]:
+        """Make ``member`` a member of ``group`` for ``ttl_s``, evicting past ``most`` members.
+
+        The members that expire first (renewed least recently) make room, so the group never
+        holds more than ``most`` live members (``most=None``: no limit); a member already there
+        is renewed and evicts none.
 
         Returns:
-            None when taken (a member already there is renewed); else the seconds until the
-            group's oldest member expires (``most=None``: never refused).
+            The members evicted, least recently renewed first.
         """
         check_ttl(ttl_s)
-        if most is not None and most < 0:
-            raise ValueError(f"most must be at least 0, got {most}")
+        if most is not None and most < 1:
+            raise ValueError(f"most must be at least 1, got {most}")
         return self._places.take(group, member, most, ttl_s)
+
+    def renew_place(self, group: str, member: str, *, ttl_s: float) -> bool:
+        """Make a live ``member`` of ``group`` expire ``ttl_s`` from now; whether it was one."""
+        check_ttl(ttl_s)
+        return self._places.renew(group, member, ttl_s)
 
     def holds_place(self, group: str, member: str) -> bool:
         """Whether ``member`` is a live member of ``group``."""

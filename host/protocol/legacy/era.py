@@ -23,14 +23,12 @@ unknown, ended or expired one); every other JSON-RPC error in a session is sent 
 from __future__ import annotations
 
 import logging
-import math
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from host.errors import ProtocolError, ScopeError
-from host.limits import limit_error
 from host.protocol import adapt
 from host.protocol.calls import Pending, first_round, object_param, tool_name
 from host.protocol.context import RequestContext, trace_context
@@ -50,8 +48,9 @@ from host.protocol.jsonrpc import (
 )
 from host.protocol.legacy.fallback import FALLBACK_TOOL, Fallback, fallback_tool
 from host.protocol.legacy.listen import Listeners
+from host.protocol.legacy.places import SessionPlaces
 from host.protocol.legacy.relay import Relay
-from host.protocol.legacy.sessions import LegacyOptions, Session, SessionSealer
+from host.protocol.legacy.sessions import LegacyOptions, Session, SessionSealer, log_level_key
 from host.protocol.messages import read_level
 from host.protocol.redaction import FieldCipher
 from host.protocol.revisions import LEGACY_VERSIONS, is_modern_message, legacy_revision
@@ -93,7 +92,8 @@ class LegacyProtocol:
         self.options = options or LegacyOptions()
         self.relay = Relay(host, store, self.options, cipher)
         self.fallback = Fallback(host, store, fallback_ttl_s, cipher)
-        self.listeners = Listeners(host, store, self.options)
+        self.places = SessionPlaces(store, self.options)
+        self.listeners = Listeners(host, store, self.options, self.places)
         self._methods: dict[str, Method] = {
             "ping": self._empty,
             "logging/setLevel": self._set_level,
@@ -166,11 +166,15 @@ class LegacyProtocol:
         session = self._session(request)
         # NOTE: the place goes first: once it is gone the id is refused everywhere, and the
         # rest is only tidying that would otherwise wait for the session's expiry.
-        self.store.give_place(*session.place)
-        self.store.delete(session.log_level_key)
-        self.listeners.forget(session)
+        self.places.give(session)
+        self._tidy(session.id)
         log.info("session ended", extra={"event": "session_ended", "session": session.tag})
         return Reply(204)
+
+    def _tidy(self, session_id: str) -> None:
+        """Delete what an ended or evicted session kept beside its place, before it expires."""
+        self.store.delete(log_level_key(session_id))
+        self.listeners.forget(session_id)
 
     def _initialize(self, message: Request, request: RequestContext) -> Reply:
         params = message.params
@@ -187,7 +191,8 @@ class LegacyProtocol:
         session, token = self.sessions.start(
             revision, capabilities, params.get("clientInfo"), request.principal
         )
-        self._hold_place(session, request)
+        for evicted in self.places.take(session, limited=request.identity.method != "none"):
+            self._tidy(evicted)
         log.info(
             "session started",
             extra={
@@ -208,34 +213,6 @@ class LegacyProtocol:
             result["instructions"] = self.host.server.instructions
         return Reply(200, success(message.id, result), {"Mcp-Session-Id": token})
 
-    def _hold_place(self, session: Session, request: RequestContext) -> None:
-        """Count the new session among its principal's open ones; 429 past the limit.
-
-        NOTE: anonymous callers are everyone at once, so they are not limited as one principal;
-        their sessions still take places, since a place is what keeps a session open.
-
-        Raises:
-            ProtocolError: HTTP 429 naming ``sessions`` (``HOST_LIMIT_SESSIONS``).
-        """
-        anonymous = request.identity.method == "none"
-        most = None if anonymous else self.options.sessions
-        ttl = max(session.expires - time.time(), 1.0)
-        wait_s = self.store.take_place(*session.place, most=most, ttl_s=ttl)
-        if wait_s is None:
-            return
-        log.info(
-            "session refused: too many open",
-            extra={"event": "limit_refused", "principal": request.principal,
-                   "reason": "sessions"},
-        )  # fmt: skip
-        raise limit_error(
-            "sessions",
-            self.options.sessions,
-            "HOST_LIMIT_SESSIONS",
-            request.principal,
-            retry_after=max(1, math.ceil(wait_s)),
-        )
-
     def _session(self, request: RequestContext) -> Session:
         if not request.session:
             raise ProtocolError(
@@ -246,11 +223,11 @@ class LegacyProtocol:
                 400,
             )
         session = self.sessions.open(request.session.strip(), request.principal)
-        if session is None or not self.store.holds_place(*session.place):
+        if session is None or not self.places.holds(session):
             raise ProtocolError(
                 INVALID_REQUEST,
-                "Session not found: it ended or expired, or the id is not valid; send initialize "
-                "to start a new session",
+                "Session not found: it ended, expired or was evicted by newer sessions of its "
+                "caller, or the id is not valid; send initialize to start a new session",
                 None,
                 404,
             )

@@ -11,7 +11,8 @@ NOTE: under gunicorn's gthread workers every open stream holds one of the worker
 long as it stays open, so a process keeps at most :attr:`LegacyOptions.listeners` of them (256,
 a quarter of ``host serve``'s threads, leaving the rest to questions and requests); one more is
 answered 503 with ``Retry-After``. A stream ends when its client goes away (checked every
-second, where the transport can tell), when the session ends or expires, or when the worker stops.
+second, where the transport can tell), when the session ends, expires or is evicted, or when the
+worker stops. An open stream is a session in use: its checks renew the session's place.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from collections.abc import Callable, Generator
 from host.protocol.core import ToolHost
 from host.protocol.endpoint import Reply
 from host.protocol.jsonrpc import INTERNAL_ERROR, error, failure
+from host.protocol.legacy.places import SessionPlaces
 from host.protocol.legacy.sessions import LegacyOptions, Session
 from host.protocol.streams import NO_BUFFERING, Event, EventStream
 from host.store import Store
@@ -45,12 +47,16 @@ class Listeners:
         host: The tools served here (their :attr:`ToolHost.generation`).
         store: Where each session's last seen list digest is kept.
         options: Keep-alive interval and the most streams open at once.
+        places: The sessions' places, checked (and renewed) while a stream is open.
     """
 
-    def __init__(self, host: ToolHost, store: Store, options: LegacyOptions) -> None:
+    def __init__(
+        self, host: ToolHost, store: Store, options: LegacyOptions, places: SessionPlaces
+    ) -> None:
         self.host = host
         self.store = store
         self.options = options
+        self.places = places
         self._slots = threading.BoundedSemaphore(options.listeners)
 
     def seen(self, session: Session) -> None:
@@ -64,9 +70,9 @@ class Listeners:
         ttl = max(session.expires - time.time(), 1.0)
         self.store.put(_SEEN + session.id, self.host.generation, ttl)
 
-    def forget(self, session: Session) -> None:
-        """Drop what :meth:`seen` kept for ``session`` (it ended)."""
-        self.store.delete(_SEEN + session.id)
+    def forget(self, session_id: str) -> None:
+        """Drop what :meth:`seen` kept for a session (it ended, or was evicted)."""
+        self.store.delete(_SEEN + session_id)
 
     def open(self, session: Session, stopping: threading.Event, gone: Callable[[], bool]) -> Reply:
         """The stream for ``session``, or 503 when this process holds as many as it may.
@@ -113,7 +119,7 @@ class Listeners:
                 if gone():
                     return
                 if time.monotonic() - beat >= self.options.keepalive_s:
-                    if time.time() >= session.expires or not self.store.holds_place(*session.place):
+                    if time.time() >= session.expires or not self.places.holds(session):
                         return
                     yield None
                     beat = time.monotonic()

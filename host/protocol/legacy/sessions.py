@@ -4,10 +4,10 @@ A session's data (its negotiated revision, whether its client can show forms, wh
 inside the ``Mcp-Session-Id`` itself, signed with the same keys as ``requestState``: any gunicorn
 worker, or any instance sharing the secret, can serve any request of any session without asking
 the others. The store holds only what must be shared: the session's place among its principal's
-open sessions (:mod:`host.store.places`), taken at ``initialize`` and given back by DELETE, so a
-principal's sessions are counted everywhere and an ended session is refused everywhere with no
-row left behind; and the log level the client set with ``logging/setLevel``, so every worker
-forwards the same log messages.
+open sessions (:mod:`host.protocol.legacy.places`), taken at ``initialize``, renewed while in use
+and given back by DELETE, so a principal's sessions are bounded everywhere and an ended or evicted
+session is refused everywhere with no row left behind; and the log level the client set with
+``logging/setLevel``, so every worker forwards the same log messages.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from host.protocol.digests import digest, principal_digest
 from host.protocol.revisions import REVISIONS, Revision
 from host.protocol.seal import Sealer
 
-__all__ = ["LegacyOptions", "Session", "SessionSealer"]
+__all__ = ["LegacyOptions", "Session", "SessionSealer", "log_level_key", "session_tag"]
 
 log = logging.getLogger("host.protocol.sessions")
 
@@ -47,7 +47,7 @@ class LegacyOptions:
             each holds a worker thread while it is open (a quarter of ``host serve``'s 1024
             threads per worker).
         sessions: The most sessions one authenticated principal may hold open at once
-            (``HOST_LIMIT_SESSIONS``).
+            (``HOST_LIMIT_SESSIONS``); a new one past it evicts the least recently used.
         questions_per_session: The most questions one session may hold open on call streams
             in one process (``HOST_LIMIT_QUESTIONS_PER_SESSION``).
     """
@@ -97,12 +97,22 @@ class Session:
     @property
     def log_level_key(self) -> str:
         """The store key of the log level the client set (``logging/setLevel``)."""
-        return "log-level:" + self.id
+        return log_level_key(self.id)
 
     @property
     def tag(self) -> str:
         """A short, non-secret name for the session in log lines."""
-        return digest(["session", self.id])[:10]
+        return session_tag(self.id)
+
+
+def log_level_key(session_id: str) -> str:
+    """The store key of the log level a session's client set (``logging/setLevel``)."""
+    return "log-level:" + session_id
+
+
+def session_tag(session_id: str) -> str:
+    """A short, non-secret name for a session in log lines."""
+    return digest(["session", session_id])[:10]
 
 
 class SessionSealer:

@@ -1,7 +1,10 @@
 """Places in Redis: a sorted set ``<prefix>pl:<group>`` per group, its members scored by expiry.
 
-Taking a place is a script (drop the expired, count, add), so two instances counting the same
-group at once never both fit under its limit. The set itself expires with its last member.
+A member's score is when it was last renewed plus its TTL, so the lowest scores are the least
+recently used. Taking a place is a script (drop the expired, evict the lowest past the limit,
+add), so two instances taking places in one group at once never leave more than its limit, and
+renewing one is a script that never brings back an evicted member. The set itself expires with
+its last member.
 """
 
 from __future__ import annotations
@@ -18,15 +21,30 @@ __all__ = ["RedisPlaces"]
 _TAKE = """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
 local most = tonumber(ARGV[4])
+local evicted = {}
 if most >= 0 and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
-  if redis.call('ZCARD', KEYS[1]) >= most then
-    return redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]
+  local over = redis.call('ZCARD', KEYS[1]) - most
+  if over >= 0 then
+    evicted = redis.call('ZRANGE', KEYS[1], 0, over)
+    redis.call('ZREM', KEYS[1], unpack(evicted))
   end
 end
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')[2]
 redis.call('PEXPIREAT', KEYS[1], last)
-return false
+return evicted
+"""
+
+# KEYS: the group's set. ARGV: member, now (ms), its new expiry (ms).
+_RENEW = """
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score or tonumber(score) <= tonumber(ARGV[2]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')[2]
+redis.call('PEXPIREAT', KEYS[1], last)
+return 1
 """
 
 
@@ -43,14 +61,22 @@ class RedisPlaces:
         self._key = client.prefix + "pl:"
         register: Callable[[str], Any] = client.raw.register_script
         self._take = register(_TAKE)
+        self._renew = register(_RENEW)
 
-    def take(self, group: str, member: str, most: int | None, ttl_s: float) -> float | None:
-        """Take a place with one script; the seconds until the oldest frees when full."""
+    def take(self, group: str, member: str, most: int | None, ttl_s: float) -> list[str]:
+        """Take a place with one script; the members it evicted."""
         now = time.time()
         args = [member, int(now * 1000), int((now + ttl_s) * 1000), -1 if most is None else most]
         with self._client.errors("take a place in"):
-            oldest = self._take(keys=[self._key + group], args=args)
-        return None if oldest is None else max(float(oldest) / 1000 - now, 0.0)
+            evicted = self._take(keys=[self._key + group], args=args)
+        return [str(gone) for gone in evicted]
+
+    def renew(self, group: str, member: str, ttl_s: float) -> bool:
+        """Move a live member's score with one script; an evicted one stays gone."""
+        now = time.time()
+        args = [member, int(now * 1000), int((now + ttl_s) * 1000)]
+        with self._client.errors("renew a place in"):
+            return bool(self._renew(keys=[self._key + group], args=args))
 
     def holds(self, group: str, member: str) -> bool:
         """Whether the group's set scores ``member`` later than now."""

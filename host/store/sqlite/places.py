@@ -1,4 +1,4 @@
-"""Places in SQLite: one row per member of a group, with the Unix time it expires."""
+"""Places in SQLite: one row per member of a group, expiring when last renewed plus its TTL."""
 
 from __future__ import annotations
 
@@ -32,23 +32,44 @@ class SqlitePlaces:
         self._pool = pool
         self._writes = writes
 
-    def take(self, group: str, member: str, most: int | None, ttl_s: float) -> float | None:
-        """Count and insert in one ``BEGIN IMMEDIATE`` transaction, so no two workers both fit."""
+    def take(self, group: str, member: str, most: int | None, ttl_s: float) -> list[str]:
+        """Count, evict and insert in one ``BEGIN IMMEDIATE`` transaction: never past ``most``."""
         now = time.time()
+        evicted: list[str] = []
         with self._writes.write() as conn:
             if most is not None:
-                count, oldest = conn.execute(
-                    "SELECT COUNT(*), MIN(expires) FROM store_places"
-                    " WHERE grp = ? AND expires > ? AND member != ?",
-                    (group, now, member),
-                ).fetchone()
-                if count >= most:
-                    return max(float(oldest) - now, 0.0)
+                # NOTE: the group's expired rows go now, not at the next sweep, so a group never
+                # keeps more than ``most`` rows; the rest past the newest ``most - 1`` are evicted.
+                conn.execute(
+                    "DELETE FROM store_places WHERE grp = ? AND expires <= ?", (group, now)
+                )
+                evicted = [
+                    row[0]
+                    for row in conn.execute(
+                        "SELECT member FROM store_places WHERE grp = ? AND member != ?"
+                        " ORDER BY expires DESC, member DESC LIMIT -1 OFFSET ?",
+                        (group, member, most - 1),
+                    )
+                ][::-1]
+                conn.executemany(
+                    "DELETE FROM store_places WHERE grp = ? AND member = ?",
+                    [(group, gone) for gone in evicted],
+                )
             conn.execute(
                 "INSERT OR REPLACE INTO store_places (grp, member, expires) VALUES (?, ?, ?)",
                 (group, member, now + ttl_s),
             )
-        return None
+        return evicted
+
+    def renew(self, group: str, member: str, ttl_s: float) -> bool:
+        """Move a live row's expiry; an evicted or expired member stays gone."""
+        now = time.time()
+        with self._writes.write() as conn:
+            renewed = conn.execute(
+                "UPDATE store_places SET expires = ? WHERE grp = ? AND member = ? AND expires > ?",
+                (now + ttl_s, group, member, now),
+            ).rowcount
+        return renewed > 0
 
     def holds(self, group: str, member: str) -> bool:
         """Whether a live row has ``group`` and ``member``."""
