@@ -20,7 +20,7 @@ Redis, every host instance) to see the same thing:
   with :meth:`Store.spend_request`, waited for with :meth:`Store.wait_request`;
 * places (:mod:`host.store.places`): :meth:`Store.take_place` adds a member to a group, evicting
   the least recently renewed past a limit, :meth:`Store.renew_place`, :meth:`Store.holds_place`
-  and :meth:`Store.give_place`.
+  and :meth:`Store.give_place`;
 * URL asks (:class:`host.store.asks.UrlAsk`): opened once per binding by
   :meth:`Store.open_ask`, submitted once by :meth:`Store.submit_ask`, waited for with
   :meth:`Store.wait_ask`, forgotten by :meth:`Store.end_ask` (kept in the records and queues).
