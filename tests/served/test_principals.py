@@ -3,12 +3,16 @@
 The first version took a static token named ``alice`` and a JWT with ``sub: alice`` for the same
 principal: the JWT opened alice's ``requestState``, her session and her remembered approvals. Now
 such a JWT is refused (401 ``invalid_token``); other subjects, and alice's own token, work as
-before. A ``sub`` with control or bidi characters is refused too: a principal is printed and
-stored, and must read as one name.
+before. Nor does it rest on that refusal: what a caller keeps is owned by its principal qualified
+by source (``jwt:alice`` is never ``alice``), so once alice's token is revoked and a JWT named
+alice is let in, it still opens none of her states or remembered approvals. A ``sub`` with
+control or bidi characters is refused too: a principal is printed and stored, and must read as
+one name.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import falcon.testing
@@ -22,6 +26,18 @@ from support.oauth import AUDIENCE, MockAuthServer
 from support.protected import WHO, WHOAMI, YES, refused
 
 pytestmark = pytest.mark.served
+
+#: A second tool whose confirm is remembered for its caller.
+REMEMBERED = """---
+kind: tool
+name: kept
+description: A confirm that is remembered.
+steps:
+  - confirm: sure
+    message: Go on?
+    remember: {for: 1h}
+  - act: who:whoami
+"""
 
 
 @pytest.fixture
@@ -67,6 +83,8 @@ def test_a_jwt_named_like_a_static_token_does_not_open_its_state(
 def test_the_refusal_follows_the_tokens_file(
     oauth_server: MockAuthServer, tokens: Path, alice: str
 ) -> None:
+    # NOTE: changed on purpose: a revoked name used to let a JWT ``sub: alice`` become alice's
+    # owner. It is let in again now, but as its own owner, ``jwt:alice``.
     settings = AuthSettings(issuer=oauth_server.issuer, audience=AUDIENCE, tokens_file=tokens)
     auth = Authenticator(settings, tokens_check_interval=0.0)
     token = oauth_server.token(sub="alice")
@@ -74,10 +92,41 @@ def test_the_refusal_follows_the_tokens_file(
         auth.authenticate(f"Bearer {token}")
     assert caught.value.kind == "invalid_token"
     assert "is the name of a static token" in caught.value.reason
-    assert auth.authenticate(f"Bearer {alice}").principal == "alice"
+    static = auth.authenticate(f"Bearer {alice}")
+    assert static.principal == static.owner == "alice"
     assert auth.authenticate(f"Bearer {oauth_server.token(sub='alice2')}").principal == "alice2"
     revoke_token(tokens, "alice")
-    assert auth.authenticate(f"Bearer {token}").principal == "alice"
+    jwt = auth.authenticate(f"Bearer {token}")
+    assert jwt.principal == "alice" and jwt.owner == "jwt:alice" != static.owner
+
+
+def test_once_her_token_is_revoked_a_jwt_named_alice_still_opens_nothing_of_hers(
+    tmp_path: Path, oauth_server: MockAuthServer, tokens: Path, alice: str
+) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "handlers").mkdir()
+    (tmp_path / "specs" / "who.yaml").write_text(WHOAMI + REMEMBERED)
+    (tmp_path / "handlers" / "who.py").write_text(WHO)
+    project = load_project(tmp_path / "specs", tmp_path / "handlers")
+    settings = AuthSettings(issuer=oauth_server.issuer, audience=AUDIENCE, tokens_file=tokens)
+    http = app_client(tmp_path, project, auth=settings)
+    owner = Mcp(http, token=alice)
+    state = owner.result(owner.call("whoami"))["requestState"]
+    kept = owner.result(owner.call("kept"))
+    assert owner.result(owner.call("kept", responses=YES, state=kept["requestState"]))["content"]
+    assert "structuredContent" in owner.result(owner.call("kept"))  # remembered: not asked
+    revoke_token(tokens, "alice")
+    time.sleep(1.2)  # NOTE: the app looks at the tokens file at most once a second
+
+    impostor = Mcp(http, token=oauth_server.token(sub="alice"))
+    opened = impostor.call("whoami", responses=YES, state=state)
+    assert opened.status_code == 400, opened.text
+    assert opened.json["error"]["message"] == "Invalid or expired requestState"
+    asked = impostor.result(impostor.call("kept"))
+    assert asked["resultType"] == "input_required"  # alice's remembered yes is not his
+    done = impostor.result(impostor.call("whoami", responses=YES, state=impostor.result(
+        impostor.call("whoami"))["requestState"]))  # fmt: skip
+    assert done["structuredContent"]["principal"] == "alice"  # his own call goes on as before
 
 
 @pytest.mark.parametrize(

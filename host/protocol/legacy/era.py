@@ -185,7 +185,7 @@ class LegacyProtocol:
             raise error(INVALID_PARAMS, "initialize: params.capabilities must be an object")
         revision = legacy_revision(requested)
         session, token = self.sessions.start(
-            revision, capabilities, params.get("clientInfo"), request.principal
+            revision, capabilities, params.get("clientInfo"), request.owner
         )
         self._hold_place(session, request)
         log.info(
@@ -245,7 +245,7 @@ class LegacyProtocol:
                 None,
                 400,
             )
-        session = self.sessions.open(request.session.strip(), request.principal)
+        session = self.sessions.open(request.session.strip(), request.owner)
         if session is None or not self.store.holds_place(*session.place):
             raise ProtocolError(
                 INVALID_REQUEST,
