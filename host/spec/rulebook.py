@@ -229,6 +229,14 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
         "Add them to the key (`key: [service, environment, force]`), or remove `key:` to use "
         "the default key, a digest of every argument.",
     ),
+    (
+        "remember-key-blocks",
+        "warning",
+        "A `remember.key` template has `{% %}` or `{# #}` blocks: it is used as it renders, its "
+        "values unescaped, so two calls whose values differ can share a key and one yes.",
+        "Write the key as a list of names (`key: [service, environment]`) or with `{{ }}` "
+        "expressions only.",
+    ),
     # Order: questions before side effects.
     (
         "act-count",

@@ -35,7 +35,13 @@ from host.spec.rules.facts import ToolFacts
 from host.spec.rules.templates import used_names
 from host.spec.yaml import Document, YPath
 
-__all__ = ["check_durations", "check_policy", "check_remember_keys", "key_names"]
+__all__ = [
+    "check_durations",
+    "check_policy",
+    "check_remember_blocks",
+    "check_remember_keys",
+    "key_names",
+]
 
 
 def check_policy(facts: ToolFacts) -> list[Diagnostic]:
@@ -79,6 +85,31 @@ def check_remember_keys(facts: ToolFacts) -> list[Diagnostic]:
             continue
         if left_out:
             found.append(_key_leaves_out(doc, i, act.call, step.remember.key, left_out))
+    return found
+
+
+def check_remember_blocks(facts: ToolFacts) -> list[Diagnostic]:
+    """``remember-key-blocks``: a key template with ``{% %}`` or ``{# #}`` is used as it renders,
+    so its values can run together (``a/b`` + ``c`` and ``a`` + ``b/c`` make one key).
+
+    NOTE: a warning, not an error: such keys keep the keys they always had (changing how they
+    render would forget every yes remembered under them).
+    """
+    doc = facts.doc
+    found: list[Diagnostic] = []
+    for index, step in enumerate(doc.tool.steps):
+        key = step.remember.key if isinstance(step, Confirm | Approve) and step.remember else None
+        if isinstance(key, str) and ("{%" in key or "{#" in key):
+            found.append(
+                warning(
+                    doc.locs.value(("steps", index, "remember", "key")),
+                    "remember-key-blocks",
+                    "remember.key has {% %} or {# #} blocks, so it is used as it renders and "
+                    "its values are not escaped: two calls whose values differ can share a "
+                    "key (a/b + c and a + b/c), and one yes approves both; write the key as a "
+                    "list of names (key: [service, environment]) or with {{ }} expressions only",
+                )
+            )
     return found
 
 
