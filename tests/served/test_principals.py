@@ -5,7 +5,7 @@ principal: the JWT opened alice's ``requestState``, her session and her remember
 such a JWT is refused (401 ``invalid_token``); other subjects, and alice's own token, work as
 before. Nor does it rest on that refusal: what a caller keeps is owned by its principal qualified
 by source (``jwt:alice`` is never ``alice``), so once alice's token is revoked and a JWT named
-alice is let in, it still opens none of her states or remembered approvals. A ``sub`` with
+alice is let in, it still opens none of her states, sessions or remembered approvals. A ``sub`` with
 control or bidi characters is refused too: a principal is printed and stored, and must read as
 one name.
 """
@@ -20,7 +20,10 @@ import pytest
 
 from host.auth import Authenticator, AuthError, AuthSettings
 from host.auth.tokenfile import create_token, revoke_token
+from host.observers.batches import flush_all
 from host.spec import load_project
+from host.store import open_store
+from support.legacy import Legacy
 from support.modern import Mcp, app_client
 from support.oauth import AUDIENCE, MockAuthServer
 from support.protected import WHO, WHOAMI, YES, refused
@@ -112,6 +115,8 @@ def test_once_her_token_is_revoked_a_jwt_named_alice_still_opens_nothing_of_hers
     http = app_client(tmp_path, project, auth=settings)
     owner = Mcp(http, token=alice)
     state = owner.result(owner.call("whoami"))["requestState"]
+    session = Legacy(http, extra={"Authorization": f"Bearer {alice}"})
+    session.initialize()
     kept = owner.result(owner.call("kept"))
     assert owner.result(owner.call("kept", responses=YES, state=kept["requestState"]))["content"]
     assert "structuredContent" in owner.result(owner.call("kept"))  # remembered: not asked
@@ -122,11 +127,24 @@ def test_once_her_token_is_revoked_a_jwt_named_alice_still_opens_nothing_of_hers
     opened = impostor.call("whoami", responses=YES, state=state)
     assert opened.status_code == 400, opened.text
     assert opened.json["error"]["message"] == "Invalid or expired requestState"
+    hijack = Legacy(http, session=session.session, version=session.version)
+    hijack.extra["Authorization"] = f"Bearer {oauth_server.token(sub='alice')}"
+    assert hijack.post(hijack.body("tools/list")).status_code == 404  # her session is not his
     asked = impostor.result(impostor.call("kept"))
     assert asked["resultType"] == "input_required"  # alice's remembered yes is not his
     done = impostor.result(impostor.call("whoami", responses=YES, state=impostor.result(
         impostor.call("whoami"))["requestState"]))  # fmt: skip
     assert done["structuredContent"]["principal"] == "alice"  # his own call goes on as before
+
+    flush_all()  # NOTE: the app writes audit records off the request path, in this process
+    store = open_store(f"sqlite:///{tmp_path / 'data' / 'store.db'}")
+    try:
+        trail = [(r.principal, r.tool) for r in store.audit_records(tool="whoami")]
+        mine = store.audit_records(tool="kept", principal="alice")
+    finally:
+        store.close()
+    assert trail == [("jwt:alice", "whoami")]  # a reviewer tells the two alices apart
+    assert len(mine) == 2 and [a["via"] for a in mine[0].approvals] == ["remembered"]
 
 
 @pytest.mark.parametrize(
