@@ -98,7 +98,7 @@ class ApprovalsService:
         request = self.store.request(request_id)
         if request is None:
             raise NotFound(f"there is no approval request {request_id}")
-        if who.principal == request.caller:
+        if who.owner == request.caller:
             raise Forbidden(
                 f"{who.principal} made request {request_id}: nobody approves their own request"
             )
@@ -132,12 +132,12 @@ class ApprovalsService:
 
     @staticmethod
     def _may_decide(who: Identity, request: ApprovalRequest) -> bool:
-        if who.principal == request.caller:
+        if who.owner == request.caller:
             return False
         return any(not missing_scopes(who.scopes, [scope]) for scope in request.approvers)
 
     @classmethod
     def _may_see(cls, who: Identity, request: ApprovalRequest) -> bool:
-        return who.principal == request.caller or any(
+        return who.owner == request.caller or any(
             not missing_scopes(who.scopes, [scope]) for scope in request.approvers
         )

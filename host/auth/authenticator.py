@@ -4,9 +4,11 @@ The one entry point the transport calls per request. Tokens are read from the he
 (RFC 6750 section 2.1; MCP forbids them in the query string). A token starting with
 :data:`~host.auth.tokenfile.TOKEN_PREFIX` is a static token; anything else is a JWT.
 
-One name, one person: a static token's principal is its name, a JWT's is its ``sub``, and a JWT
-whose ``sub`` is the name of a current static token is refused, so that neither can open the
-other's ``requestState``, session or remembered approvals.
+One name, one person: a static token's principal is its name, a JWT's is its ``sub``; what either
+keeps (``requestState``, sessions, remembered approvals, approval requests, URL asks) is owned by
+:attr:`~host.auth.identity.Identity.owner`, qualified by source, so neither can ever open the
+other's. A JWT whose ``sub`` is the name of a current static token is refused besides, so that one
+display name does not read as two people in the logs.
 """
 
 from __future__ import annotations
@@ -135,8 +137,8 @@ class Authenticator:
             raise AuthError("invalid_token", "not a static token, and HOST_AUTH_ISSUER is not set")
         identity = self._jwt.verify(token)
         if self._static is not None and self._static.holds(identity.principal):
-            # NOTE: a principal owns its requestStates, sessions and remembered approvals; a JWT
-            # whose sub happens to name a static token must not open its holder's.
+            # NOTE: ownership is by Identity.owner and never meets a static name; this refusal only
+            # keeps one display name from standing for two people while both are in use.
             raise AuthError(
                 "invalid_token",
                 f"the sub claim {identity.principal!r} is the name of a static token; a JWT may "

@@ -34,6 +34,17 @@ class Identity:
     claims: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, compare=False, repr=False)
     method: AuthMethod = "none"
 
+    @property
+    def owner(self) -> str:
+        """Who owns what this caller keeps: states, sessions, approvals, requests and asks.
+
+        NOTE: qualified by source, so a JWT ``sub`` never names a static token's holder: a static
+        token's name (``[A-Za-z0-9._@-]``, never a colon) is its owner as it is, a JWT's owner is
+        ``jwt:`` and its ``sub``. Static names stay as they were, so their holders keep what they
+        kept; the two sets of owners can never meet, whatever the tokens file holds tomorrow.
+        """
+        return f"jwt:{self.principal}" if self.method == "jwt" else self.principal
+
 
 #: The caller of a host served without auth settings: everyone is this one principal.
 ANONYMOUS = Identity(principal="anonymous")

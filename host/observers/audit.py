@@ -116,6 +116,7 @@ def audit_record(event: Round, now: float, most: int) -> AuditRecord:
     (:mod:`host.observers.bounded`).
     """
     hidden = event.redact
+    owner = event.owner or event.principal
     answers = {
         key: _answer(answer, hidden, most)
         if isinstance(answer, Mapping)
@@ -129,7 +130,7 @@ def audit_record(event: Round, now: float, most: int) -> AuditRecord:
             "via": "remembered" if given.remembered else "asked",
         }
         if given.key is not None:
-            used["approval"] = approval_id(event.principal, event.tool, given.question, given.key)
+            used["approval"] = approval_id(owner, event.tool, given.question, given.key)
         approvals.append(used)
     if event.approval is not None:
         approvals.append(_request(event.approval))
@@ -137,7 +138,7 @@ def audit_record(event: Round, now: float, most: int) -> AuditRecord:
     return AuditRecord(
         call_id(event.nonce),
         now,
-        _storable(event.principal),
+        _storable(owner),
         event.tool,
         outcome_of(event),
         arguments=bounded(_redacted(event.arguments, hidden), most),

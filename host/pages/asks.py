@@ -68,9 +68,7 @@ class AskPageResource:
             return
         form = req.get_media(default_when_empty={})
         try:
-            ask = self.book.submit(
-                ask_id, session.principal, form if isinstance(form, dict) else {}
-            )
+            ask = self.book.submit(ask_id, session.owner, form if isinstance(form, dict) else {})
         except (NotFound, Forbidden) as exc:
             self._refused(resp, exc)
             return
@@ -87,7 +85,7 @@ class AskPageResource:
 
     def _ask(self, resp: falcon.Response, session: Session, ask_id: str) -> UrlAsk | None:
         try:
-            return self.book.page(ask_id, session.principal)
+            return self.book.page(ask_id, session.owner)
         except (NotFound, Forbidden) as exc:
             self._refused(resp, exc)
             return None

@@ -113,7 +113,7 @@ class RequestResource:
         self.site.pages.render(
             resp, "request.html", status, title=request.title or request.tool, session=session,
             request=request, problem=problem, csrf=self.site.sessions.csrf(session.sid),
-            decidable=request.status == "pending" and request.caller != session.principal,
+            decidable=request.status == "pending" and request.caller != session.owner,
         )  # fmt: skip
 
     def _missing(self, resp: falcon.Response) -> None:

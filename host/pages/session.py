@@ -1,6 +1,7 @@
 """The signed-in person's session cookie, the sign-in's own short cookie, and CSRF tokens.
 
-The session cookie holds only the principal, the scopes, the expiry and a session id, signed
+The session cookie holds only the principal, how it signed in (a static token, or the issuer as
+its JWTs do), the scopes, the expiry and a session id, signed
 (itsdangerous) with the host's secret: nothing on the server to look up, so every worker and
 instance reads it alike. Every form carries a CSRF token: the session id (or, before sign-in,
 the sign-in cookie's id) signed for that purpose, so a form posted from elsewhere is refused.
@@ -18,7 +19,7 @@ from typing import Any
 import falcon
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
-from host.auth import Identity
+from host.auth import AuthMethod, Identity
 from host.auth.urls import is_loopback
 
 __all__ = ["SESSION_COOKIE", "SESSION_S", "SIGNIN_COOKIE", "Session", "Sessions"]
@@ -30,6 +31,8 @@ SESSION_S = 8 * 3600
 #: How long a sign-in may take at the issuer.
 SIGNIN_S = 600
 _PATH = "/approvals"
+#: The sources a session may name: a cookie naming another reads as no session.
+_METHODS: dict[object, AuthMethod] = {"static": "static", "jwt": "jwt", "none": "none"}
 
 
 @dataclass(frozen=True)
@@ -40,11 +43,17 @@ class Session:
     scopes: frozenset[str]
     expires: float
     sid: str
+    method: AuthMethod = "static"
 
     @property
     def identity(self) -> Identity:
-        """Who the pages act as."""
-        return Identity(principal=self.principal, scopes=self.scopes)
+        """Who the pages act as: the same owner as the same person's calls over MCP."""
+        return Identity(principal=self.principal, scopes=self.scopes, method=self.method)
+
+    @property
+    def owner(self) -> str:
+        """Who owns what the pages show this person (:attr:`Identity.owner`)."""
+        return self.identity.owner
 
 
 class Sessions:
@@ -69,18 +78,24 @@ class Sessions:
             return None
         try:
             session = Session(
-                str(data["p"]), frozenset(map(str, data["s"])), float(data["x"]), str(data["i"])
+                str(data["p"]),
+                frozenset(map(str, data["s"])),
+                float(data["x"]),
+                str(data["i"]),
+                _METHODS[data["m"]],
             )
         except (KeyError, TypeError, ValueError):
-            return None
+            return None  # NOTE: a cookie from before ``m`` names no source: sign in again
         return session if session.expires > time.time() else None
 
     def begin(self, req: falcon.Request, resp: falcon.Response, identity: Identity) -> Session:
         """Sign ``identity`` in: a new session, in its cookie."""
         session = Session(
-            identity.principal, identity.scopes, time.time() + SESSION_S, secrets.token_urlsafe(16)
-        )
-        data = {"p": session.principal, "s": sorted(session.scopes), "x": session.expires}
+            identity.principal, identity.scopes, time.time() + SESSION_S,
+            secrets.token_urlsafe(16), identity.method,
+        )  # fmt: skip
+        data = {"p": session.principal, "m": session.method, "s": sorted(session.scopes),
+                "x": session.expires}  # fmt: skip
         self._set(
             req, resp, SESSION_COOKIE, self._session.dumps({**data, "i": session.sid}), SESSION_S
         )

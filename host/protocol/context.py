@@ -56,6 +56,11 @@ class RequestContext:
         return self.identity.principal
 
     @property
+    def owner(self) -> str:
+        """Who owns what the call keeps (see :attr:`host.auth.identity.Identity.owner`)."""
+        return self.identity.owner
+
+    @property
     def scopes(self) -> frozenset[str]:
         """The scopes the caller holds."""
         return self.identity.scopes

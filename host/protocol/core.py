@@ -242,7 +242,7 @@ class ToolHost:
             )
             notify_refused(
                 self.observers,
-                Refusal("forbidden", "insufficient_scope", machine.name, request.principal),
+                Refusal("forbidden", "insufficient_scope", machine.name, request.owner),
             )
             raise ScopeError(tuple(sorted(machine.scopes)), tuple(missing))
         return machine
@@ -263,6 +263,7 @@ class ToolHost:
             call.ledger.round,
             call.request.principal,
             time.monotonic(),
+            owner=call.request.owner,
             version=call.version,
             trace=call.trace,
             nonce=call.ledger.nonce,
@@ -294,6 +295,7 @@ class ToolHost:
             ledger.round,
             call.request.principal,
             time.monotonic(),
+            owner=call.request.owner,
             version=call.version,
             trace=call.trace,
             nonce=ledger.nonce,
@@ -400,7 +402,7 @@ class ToolHost:
             report=call.progress,
             approvals=(
                 StoreApprovals(
-                    self.store, request.principal, call.machine.name, call.machine.definition
+                    self.store, request.owner, call.machine.name, call.machine.definition
                 )
                 if call.machine.remembers
                 else NO_APPROVALS
@@ -420,6 +422,7 @@ class ToolHost:
             ledger.round,
             call.request.principal,
             time.monotonic(),
+            owner=call.request.owner,
             outcome="error",
             acted=True,
             incident=incident,
@@ -439,7 +442,7 @@ class ToolHost:
         return StoreGate(
             self.store,
             call.machine,
-            call.request.principal,
+            call.request.owner,
             ledger.nonce,
             progress=call.progress,
             limit=self.pending_limit,

@@ -49,7 +49,7 @@ class Round:
     Attributes:
         tool: The tool's name.
         round: The round's number, from 1.
-        principal: Who called.
+        principal: Who called, by name (as logs show it).
         started: When the round started (``time.monotonic()``).
         outcome: How it ended.
         asked: Keys of the questions it asked (``input_required``).
@@ -81,6 +81,8 @@ class Round:
         read_only: The tool has no act: a call that completes is audited as ``read``.
         late_cancel: The client cancelled the call while its act ran (the act went on).
         approval: The approval request the call went through, or stopped at.
+        owner: Who owns what the call keeps (:attr:`~host.auth.identity.Identity.owner`), as
+            the audit trail records it; empty: ``principal``.
     """
 
     tool: str
@@ -110,6 +112,7 @@ class Round:
     read_only: bool = False
     late_cancel: bool = False
     approval: Decided | None = None
+    owner: str = ""
 
 
 RefusalKind = Literal["unauthenticated", "forbidden", "state"]

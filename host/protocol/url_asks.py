@@ -73,7 +73,7 @@ class UrlAskBook:
 
     def for_call(self, machine: Machine, request: RequestContext) -> CallAsks:
         """The asks of one round of a call of ``machine`` by ``request``'s caller."""
-        return CallAsks(self, machine, request.principal, self._base(request))
+        return CallAsks(self, machine, request.owner, self._base(request))
 
     def page(self, ask_id: str, principal: str) -> UrlAsk:
         """The open ask ``ask_id``, for ``principal`` to answer.

@@ -216,9 +216,10 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
         "redact-field",
         "error",
         "`audit.redact` names something that is neither an input nor a form field of the tool, "
-        "or a `remember.key` uses a redacted field (an approval's key is stored as rendered).",
+        "or a `remember.key` or an act's `lock:` uses a redacted field (an approval's key and "
+        "a lock's name are stored in clear).",
         "Name an input or form field (the message lists them), or remove it; keep redacted "
-        "fields out of `remember.key`.",
+        "fields out of `remember.key` and `lock:`.",
     ),
     (
         "remember-key",
@@ -227,6 +228,14 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
         "also approves calls that differ only in them.",
         "Add them to the key (`key: [service, environment, force]`), or remove `key:` to use "
         "the default key, a digest of every argument.",
+    ),
+    (
+        "remember-key-blocks",
+        "warning",
+        "A `remember.key` template has `{% %}` or `{# #}` blocks: it is used as it renders, its "
+        "values unescaped, so two calls whose values differ can share a key and one yes.",
+        "Write the key as a list of names (`key: [service, environment]`) or with `{{ }}` "
+        "expressions only.",
     ),
     # Order: questions before side effects.
     (

@@ -7,7 +7,8 @@ one the inbox pages call, so the same person has the same rights on every path:
   this person may decide; another ``status`` (``approved``, ``rejected``, ``expired``,
   ``voided``) lists the history this person may see with that status, and none lists both;
 * ``GET /approvals/api/requests/ID``: one request (404 if unknown, 403 if not theirs to see);
-* ``POST /approvals/api/requests/ID/approve`` and ``.../reject`` with ``{"reason": "..."}``:
+* ``POST /approvals/api/requests/ID/approve`` and ``.../reject`` with ``{"reason": "..."}`` (in
+  I-JSON, as ``/mcp`` bodies; else 400 naming what and where):
   the request as it is after the decision; 403 for the caller or a person without an approver
   scope, 409 for a request no longer pending.
 
@@ -16,7 +17,6 @@ Without auth settings the API is not served (404): nobody could be told apart.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import falcon
@@ -24,6 +24,7 @@ import falcon
 from host.approvals.service import ApprovalsService
 from host.auth import Identity
 from host.errors import Conflict, Forbidden, HostError, NotFound
+from host.protocol import ijson
 from host.web.auth import Gate
 
 __all__ = ["API_PREFIX", "add_approvals_api"]
@@ -31,6 +32,9 @@ __all__ = ["API_PREFIX", "add_approvals_api"]
 API_PREFIX = "/approvals/api/requests"
 
 _STATUSES = ("pending", "approved", "rejected", "expired", "voided")
+#: The largest decision body read: a reason, with room to spare.
+_MOST = 64 * 1024
+_SHAPE = 'the body is {"reason": "..."}'
 
 
 def add_approvals_api(
@@ -96,9 +100,9 @@ class _Decide(_Resource):
         if verdict not in ("approve", "reject"):
             raise falcon.HTTPNotFound()
         reason = _reason(req)
-        if reason is None:
+        if not isinstance(reason, str):
             resp.status = 400
-            resp.media = {"error": "bad_request", "message": 'the body is {"reason": "..."}'}
+            resp.media = {"error": "bad_request", "message": reason.problem}
             return
         try:
             resp.media = self.service.decide(who, request_id, verdict, reason).plain()
@@ -106,18 +110,33 @@ class _Decide(_Resource):
             _fail(resp, exc)
 
 
-def _reason(req: falcon.Request) -> str | None:
-    """The body's ``reason`` ('' when the body is empty); None for a body that is not one."""
-    raw = req.bounded_stream.read(64 * 1024 + 1)
+def _reason(req: falcon.Request) -> str | _BadBody:
+    """The body's ``reason`` ('' when the body is empty), or why the body is not one.
+
+    NOTE: parsed as I-JSON, as ``/mcp`` bodies are: a lone surrogate or ``NaN`` taken here
+    would fail later, when the decision is written (and ``host audit`` prints it).
+    """
+    raw = req.bounded_stream.read(_MOST + 1)
     if not raw.strip():
         return ""
-    if len(raw) > 64 * 1024:
-        return None
+    if len(raw) > _MOST:
+        return _BadBody(f"the body is over {_MOST // 1024} KB")
     try:
-        body: Any = json.loads(raw)
-    except ValueError:
-        return None
+        body: Any = ijson.loads(raw)
+    except ijson.StrictJsonError as exc:
+        return _BadBody(f"{exc.problem} ({_SHAPE})")
+    except (ValueError, RecursionError):
+        return _BadBody(f"the body is not JSON ({_SHAPE})")
     if not isinstance(body, dict):
-        return None
+        return _BadBody(f"the body is not a JSON object ({_SHAPE})")
     reason = body.get("reason", "")
-    return reason if isinstance(reason, str) else None
+    return reason if isinstance(reason, str) else _BadBody(f"reason is not a string ({_SHAPE})")
+
+
+class _BadBody:
+    """Why a decision's body was refused, for the 400's message."""
+
+    __slots__ = ("problem",)
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem

@@ -99,3 +99,20 @@ def test_the_per_caller_limit_refuses_more_pending_requests(store: Store, tmp_pa
     anonymous = StoreGate(store, machine, "anonymous", "c", limit=1)  # type: ignore[arg-type]
     for name in "xyz":
         anonymous.decide(_ask(name))
+
+
+def test_a_jwt_named_like_the_caller_is_not_the_caller(store: Store, tmp_path: Path) -> None:
+    # NOTE: one name per person: the static token alice made the request; a JWT whose sub is
+    # alice (her token revoked, say) is someone else: not shown her request as its caller, and
+    # not refused as its caller either when she holds an approver scope.
+    machine = _machine(tmp_path)
+    made = StoreGate(store, machine, ALICE.owner, "call-1").decide(_ask())  # type: ignore[arg-type]
+    service = ApprovalsService(store, {"restart": machine})  # type: ignore[dict-item]
+    assert made.request is not None
+    impostor = Identity("alice", frozenset({"tickets"}), method="jwt")
+    with pytest.raises(Forbidden):
+        service.get(impostor, made.request)
+    assert service.history(impostor) == [] and service.decidable(impostor) == []
+    approver = Identity("alice", frozenset({"ops:approve"}), method="jwt")
+    assert [r.id for r in service.decidable(approver)] == [made.request]
+    assert service.decidable(ALICE) == []  # the caller herself still may not

@@ -15,8 +15,17 @@ from pathlib import Path
 
 import pytest
 
+from host.auth import Identity
 from host.pages.render import CSP
-from support.asks import PUBLIC_URL, AskHost, csrf_of, files_holding, page_path, url_host
+from support.asks import (
+    PUBLIC_URL,
+    AskHost,
+    Visitor,
+    csrf_of,
+    files_holding,
+    page_path,
+    url_host,
+)
 
 SECRET = "k3y-0f-the-day-7f1c2b9d"
 
@@ -146,6 +155,21 @@ def test_the_page_is_the_callers_only_with_a_password_field_and_strict_headers(
         refused = host.browser(who).post(path, {"csrf": csrf_of(page), "api_key": SECRET})
         assert refused.status_code == 403
     assert host.browser("alice").get(path).status_code == 200  # still open: nothing was taken
+
+
+def test_signed_in_with_an_issuer_as_alice_the_static_alices_page_is_not_hers(
+    host: AskHost,
+) -> None:
+    # NOTE: the attacker's issuer account has sub alice; the call was the static token alice's.
+    _, url = first_round(host)
+    moved = host.browser("alice").get(page_path(url))
+    path = moved.headers["Location"].replace(PUBLIC_URL, "")
+    impostor = host.browser_as(Identity("alice", frozenset({"ops:approve"}), method="jwt"))
+    page = impostor.get(path)
+    assert page.status_code == 403 and "Not yours to answer" in page.text
+    same = host.browser_as(Identity("alice", method="static"))
+    assert same.get(path).status_code == 200  # the same source and name: her own session
+    assert Visitor(host.app).get(path).status_code == 401  # no session: it asks to sign in
 
 
 def test_without_a_session_the_page_asks_to_sign_in_and_comes_back(host: AskHost) -> None:

@@ -10,12 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import falcon
 import falcon.testing
 
-from host.auth import AuthSettings
+from host.auth import AuthSettings, Identity
 from host.auth.browser_settings import BrowserSettings
 from host.auth.tokenfile import create_token
 from host.client.wire import WsgiTransport
+from host.pages.session import SESSION_COOKIE, Sessions
 from host.settings import Settings
 from host.testing import McpClient
 from support.paths import FIXTURES
@@ -36,6 +38,7 @@ ASK_FIXTURE = FIXTURES / "url"
 ASK_SPECS = ASK_FIXTURE / "specs"
 PUBLIC_URL = "https://keys.example"
 URL_CAPS = {"elicitation": {"form": {}, "url": {}}}
+SECRET_KEY = "test-key-1-0123456789abcdef0123456789"
 
 
 def make_tokens(path: Path) -> dict[str, str]:
@@ -111,6 +114,15 @@ class AskHost:
         """A browser signed in as ``who``."""
         return Visitor(self.app).sign_in(self.tokens[who])
 
+    def browser_as(self, identity: Identity) -> Visitor:
+        """A browser whose session is ``identity``'s, as a sign-in at an issuer makes it."""
+        sessions = Sessions([SECRET_KEY], secure=False)
+        resp = falcon.Response()
+        sessions.begin(falcon.testing.create_req(), resp, identity)
+        visitor = Visitor(self.app)
+        visitor.jar[SESSION_COOKIE] = resp._cookies[SESSION_COOKIE].value
+        return visitor
+
     def submit(self, url: str, values: dict[str, str], who: str = "alice") -> Any:
         """Open the ask's page as ``who`` and submit ``values``: the page that comes back."""
         browser = self.browser(who)
@@ -145,7 +157,7 @@ def url_host(tmp_path: Path, wait: str | None = None) -> AskHost:
     settings = Settings(
         specs_dir=specs,
         handlers_dir=ASK_FIXTURE / "handlers",
-        secrets=("test-key-1-0123456789abcdef0123456789",),
+        secrets=(SECRET_KEY,),
         data_dir=data,
         auth=auth,
     )

@@ -189,7 +189,7 @@ class LegacyProtocol:
             raise error(INVALID_PARAMS, "initialize: params.capabilities must be an object")
         revision = legacy_revision(requested)
         session, token = self.sessions.start(
-            revision, capabilities, params.get("clientInfo"), request.principal
+            revision, capabilities, params.get("clientInfo"), request.owner
         )
         for evicted in self.places.take(session, limited=request.identity.method != "none"):
             self._tidy(evicted)
@@ -222,7 +222,7 @@ class LegacyProtocol:
                 None,
                 400,
             )
-        session = self.sessions.open(request.session.strip(), request.principal)
+        session = self.sessions.open(request.session.strip(), request.owner)
         if session is None or not self.places.holds(session):
             raise ProtocolError(
                 INVALID_REQUEST,

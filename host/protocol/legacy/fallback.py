@@ -112,7 +112,7 @@ class Fallback:
         hidden = machine.audit_redact
         record = {
             "s": session.id,
-            "p": principal_digest(call.request.principal),
+            "p": principal_digest(call.request.owner),
             "t": machine.name,
             "a": self.cipher.hide(call.arguments, hidden),
             "q": {"key": question.key, "schema": question.schema},
@@ -186,7 +186,7 @@ class Fallback:
         trace: Mapping[str, str],
     ) -> Call | Outcome:
         """The call ``eid`` names, resumed with the answer (action, content); or why not."""
-        record = self._record(eid, session, request.principal)
+        record = self._record(eid, session, request.owner)
         if record is None:
             return Outcome.error(
                 f"Unknown or expired elicitationId {eid!r}. Call the original tool again to get "

@@ -151,7 +151,7 @@ class ModernProtocol:
         def earlier(machine: Machine, arguments: dict[str, Any]) -> Ledger | None:
             if request.headers is not None:
                 check_param_headers(self._param_headers[machine.name], arguments, request.headers)
-            bound.append(Binding(request.principal, machine.name, arguments))
+            bound.append(Binding(request.owner, machine.name, arguments))
             token = params.get("requestState")
             if token is None:
                 return None

@@ -42,7 +42,7 @@ class Binding:
     """What a state is bound to: checked again on every round.
 
     Attributes:
-        principal: The caller's identity (``anonymous`` without authentication).
+        principal: Who owns the call: the caller's :attr:`~host.auth.identity.Identity.owner`.
         tool: The tool's name.
         arguments: The call's arguments, compared by digest of their canonical JSON.
     """

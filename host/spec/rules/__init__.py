@@ -13,7 +13,12 @@ from host.spec.rules.io import check_io
 from host.spec.rules.io_intent import check_io_intent, with_misplaced_properties
 from host.spec.rules.locks import check_locks
 from host.spec.rules.order import check_names, check_order
-from host.spec.rules.policy import check_durations, check_policy, check_remember_keys
+from host.spec.rules.policy import (
+    check_durations,
+    check_policy,
+    check_remember_blocks,
+    check_remember_keys,
+)
 from host.spec.rules.project import (
     CheckedTool,
     duplicate_servers,
@@ -65,6 +70,7 @@ TOOL_RULES: tuple[ToolRule, ...] = (
     check_results,
     check_policy,
     check_remember_keys,
+    check_remember_blocks,
     check_locks,
     check_order,
     check_names,

@@ -2,8 +2,9 @@
 
 The schema pass checks the shape of ``remember:``, ``timeout:``, ``timeouts:``, ``scopes:`` and
 ``audit:``; the rules here check what a shape cannot say: that a remembered yes lasts at most 30
-days, that ``audit.redact`` names fields the tool has, that no ``remember.key`` writes a
-redacted field into the store (an approval's key is kept, and listed, as rendered), and that a
+days, that ``audit.redact`` names fields the tool has, that no ``remember.key`` and no act's
+``lock:`` writes a redacted field into the store (an approval's key and a lock's name are kept,
+and listed, in clear), and that a
 ``remember.key`` covers every input the act receives (else one yes approves other calls too).
 """
 
@@ -24,6 +25,7 @@ from host.spec.model import (
     LOCK_WAIT_MAX_S,
     REMEMBER_MAX_S,
     URL_WAIT_MAX_S,
+    Act,
     Approve,
     Ask,
     Confirm,
@@ -33,14 +35,20 @@ from host.spec.rules.facts import ToolFacts
 from host.spec.rules.templates import used_names
 from host.spec.yaml import Document, YPath
 
-__all__ = ["check_durations", "check_policy", "check_remember_keys", "key_names"]
+__all__ = [
+    "check_durations",
+    "check_policy",
+    "check_remember_blocks",
+    "check_remember_keys",
+    "key_names",
+]
 
 
 def check_policy(facts: ToolFacts) -> list[Diagnostic]:
     """``redact-field``: ``audit.redact`` names only the tool's input and form fields, and no
-    ``remember.key`` uses one of them."""
+    ``remember.key`` or ``lock:`` uses one of them."""
     doc = facts.doc
-    return _redact(doc) + _redacted_keys(doc)
+    return _redact(doc) + _redacted_keys(doc) + _redacted_locks(doc)
 
 
 def key_names(key: str | tuple[str, ...]) -> frozenset[str]:
@@ -77,6 +85,31 @@ def check_remember_keys(facts: ToolFacts) -> list[Diagnostic]:
             continue
         if left_out:
             found.append(_key_leaves_out(doc, i, act.call, step.remember.key, left_out))
+    return found
+
+
+def check_remember_blocks(facts: ToolFacts) -> list[Diagnostic]:
+    """``remember-key-blocks``: a key template with ``{% %}`` or ``{# #}`` is used as it renders,
+    so its values can run together (``a/b`` + ``c`` and ``a`` + ``b/c`` make one key).
+
+    NOTE: a warning, not an error: such keys keep the keys they always had (changing how they
+    render would forget every yes remembered under them).
+    """
+    doc = facts.doc
+    found: list[Diagnostic] = []
+    for index, step in enumerate(doc.tool.steps):
+        key = step.remember.key if isinstance(step, Confirm | Approve) and step.remember else None
+        if isinstance(key, str) and ("{%" in key or "{#" in key):
+            found.append(
+                warning(
+                    doc.locs.value(("steps", index, "remember", "key")),
+                    "remember-key-blocks",
+                    "remember.key has {% %} or {# #} blocks, so it is used as it renders and "
+                    "its values are not escaped: two calls whose values differ can share a "
+                    "key (a/b + c and a + b/c), and one yes approves both; write the key as a "
+                    "list of names (key: [service, environment]) or with {{ }} expressions only",
+                )
+            )
     return found
 
 
@@ -213,4 +246,26 @@ def _redacted_keys(doc: ToolDoc) -> list[Diagnostic]:
                     "default key, a digest of the arguments",
                 )
             )
+    return found
+
+
+def _redacted_locks(doc: ToolDoc) -> list[Diagnostic]:
+    """A ``lock:`` name that ``audit.redact`` hides: a lock's key holds the values in clear."""
+    hidden = set(doc.tool.audit_redact)
+    found: list[Diagnostic] = []
+    for index, step in enumerate(doc.tool.steps):
+        if not hidden or not isinstance(step, Act):
+            continue
+        for at, name in enumerate(step.lock):
+            if name in hidden:
+                found.append(
+                    error(
+                        doc.locs.value(("steps", index, "lock", at)),
+                        "redact-field",
+                        f"lock names {name!r}, which audit.redact keeps out of the store, but a "
+                        "lock's key holds its values in clear (the store's locks, Redis keys); "
+                        "leave the field out of lock:, or lock on another field that names the "
+                        "same resource",
+                    )
+                )
     return found
