@@ -66,7 +66,10 @@ PARTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("host/store/shared.py", "act_state"),
         ("host/store/claims.py", "record"),
     ),
-    "record of the act before it starts": (("host/observers/audit.py", "act_starting"),),
+    "record of the act before it starts": (
+        ("host/observers/audit.py", "lost_record"),
+        ("host/protocol/core.py", "_lost_record"),
+    ),
     "handler pool handoffs": (
         ("host/machine/timing.py", "call"),
         ("host/machine/timing.py", "submit"),

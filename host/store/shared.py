@@ -96,12 +96,16 @@ __all__ = [
     "Queues",
     "Records",
     "Requests",
+    "Started",
     "Store",
 ]
 
 #: How often a waiting call looks at its request again when no wake-up came (another waiter
 #: may have taken the one a decision pushed).
 _RECHECK_S = 0.5
+
+Started = tuple[AuditRecord, float]
+"""The audit record of an act as if it were lost, and its retention in seconds (``keep_s``)."""
 
 Claims = list[tuple[str, str]]
 """``(token, key)`` pairs of act claims, or ``(token, name)`` pairs of locks, to renew."""
@@ -111,9 +115,19 @@ class ActClaims(Protocol):
     """Act claims, and the locks acts hold: what a process keeps under a lease it renews."""
 
     def claim(
-        self, key: str, token: str, incident: str, ttl_s: float, lease_s: float
+        self,
+        key: str,
+        token: str,
+        incident: str,
+        ttl_s: float,
+        lease_s: float,
+        audit: Started | None = None,
     ) -> ActState | None:
-        """Claim ``key`` for ``token`` (None), or the state of whoever has it; durable first."""
+        """Claim ``key`` for ``token`` (None), or the state of whoever has it; durable first.
+
+        ``audit`` (a record and its retention) is written with the claim, in the same durable
+        step, at rank :data:`host.store.records.STARTED`, only if this call takes the claim.
+        """
         ...
 
     def state(self, key: str) -> ActState | None:
@@ -338,11 +352,16 @@ class Store:
 
     # -- act claims and locks --------------------------------------------------------------------
 
-    def claim_act(self, key: str, *, ttl_s: float, incident: str) -> ActClaim | ActState:
+    def claim_act(
+        self, key: str, *, ttl_s: float, incident: str, audit: Started | None = None
+    ) -> ActClaim | ActState:
         """Claim the act ``key`` for this caller, or say what became of it.
 
         The claim is committed before this returns, with this process as its owner and a lease
-        that the process renews until the claim records its result.
+        that the process renews until the claim records its result. ``audit`` goes with it: the
+        record of the act if it were lost, kept at rank :data:`host.store.records.STARTED` in the
+        same durable write (one transaction, one Redis script), so an act never starts without
+        it, and nothing is written for a caller that does not get the claim.
 
         Args:
             key: What identifies the act (for example the nonce of a request state).
@@ -350,6 +369,7 @@ class Store:
                 known alive.
             incident: The id every report about this act will name; kept only if this call
                 claims it.
+            audit: The act's audit record as if it were lost, and its retention.
 
         Returns:
             An :class:`ActClaim` if this caller may run the act; otherwise the act's state.
@@ -358,9 +378,11 @@ class Store:
             host.errors.StoreError: The store failed, or refuses claims (its file was replaced).
         """
         check_claim(key, ttl_s, incident)
+        if audit is not None:
+            check_ttl(audit[1], "keep_s")
         token = new_token()
         acts = self._acts
-        found = acts.claim(key, token, incident, ttl_s, self.lease_s)
+        found = acts.claim(key, token, incident, ttl_s, self.lease_s, audit)
         if found is not None:
             return found
         self._keeper.hold(token, key)

@@ -19,7 +19,17 @@ from host.store.records import STARTED, AuditRecord
 from host.store.sqlite.pool import Connections
 from host.store.sqlite.sweep import Sweeping
 
-__all__ = ["AUDIT_WAIT_S", "SCHEMA", "SqliteAudit", "prune", "query", "write", "write_many"]
+__all__ = [
+    "AUDIT_WAIT_S",
+    "SCHEMA",
+    "UPSERT",
+    "SqliteAudit",
+    "prune",
+    "query",
+    "row",
+    "write",
+    "write_many",
+]
 
 #: How long an audit record's write waits for another process's write lock. Writers hold it for
 #: well under a millisecond; a lock held longer is a stuck writer, and the record is given up.
@@ -40,7 +50,7 @@ CREATE INDEX IF NOT EXISTS store_audit_tool ON store_audit (tool, at);
 """
 
 
-_UPSERT = (
+UPSERT = (
     "INSERT INTO store_audit (id, at, principal, tool, rank, body)"
     " VALUES (?, ?, ?, ?, ?, ?)"
     " ON CONFLICT (id) DO UPDATE SET at = excluded.at, principal = excluded.principal,"
@@ -49,18 +59,19 @@ _UPSERT = (
 )
 
 
-def _row(record: AuditRecord, rank: int) -> tuple[str, float, str, str, int, str]:
+def row(record: AuditRecord, rank: int) -> tuple[str, float, str, str, int, str]:
+    """The parameters of :data:`UPSERT` for ``record`` at ``rank``."""
     return (record.id, record.time, record.principal, record.tool, rank, record.body())
 
 
 def write(conn: sqlite3.Connection, record: AuditRecord, rank: int) -> bool:
     """Insert ``record``, or replace the call's record if it has a lower rank; whether it did."""
-    return conn.execute(_UPSERT, _row(record, rank)).rowcount == 1
+    return conn.execute(UPSERT, row(record, rank)).rowcount == 1
 
 
 def write_many(conn: sqlite3.Connection, records: Sequence[tuple[AuditRecord, int]]) -> None:
     """:func:`write` each record with its rank, in order, in one statement's prepared form."""
-    conn.executemany(_UPSERT, [_row(record, rank) for record, rank in records])
+    conn.executemany(UPSERT, [row(record, rank) for record, rank in records])
 
 
 def query(
