@@ -16,6 +16,7 @@ import time
 from collections.abc import Sequence
 
 from host.store.records import STARTED, AuditRecord
+from host.store.sqlite.durable import DurableWrites
 from host.store.sqlite.pool import Connections
 from host.store.sqlite.sweep import Sweeping
 
@@ -116,9 +117,15 @@ class SqliteAudit:
     def __init__(self, pool: Connections, writes: Sweeping) -> None:
         self._pool = pool
         self._writes = writes
+        # NOTE: the record of an act about to start is written on its call's path, so the
+        # records of acts starting together share one transaction.
+        self._starting = DurableWrites(pool, durable=False, wait_s=AUDIT_WAIT_S)
 
     def write(self, record: AuditRecord, rank: int, keep_s: float) -> bool:
         """Write ``record`` unless the call has one of equal or higher rank; whether it did."""
+        if rank == STARTED:
+            params = row(record, rank)
+            return self._starting.run(lambda conn: conn.execute(UPSERT, params).rowcount == 1)
         with self._pool.write(wait_s=AUDIT_WAIT_S) as conn:
             return write(conn, record, rank)
 
