@@ -33,7 +33,6 @@ from host.errors import ProtocolError, StoreError
 from host.machine import Outcome
 from host.machine.timing import RUNNER
 from host.store import ActClaim, ActState, Store
-from host.store.records import STARTED
 from host.store.shared import Started
 
 __all__ = ["Acts"]
@@ -130,7 +129,7 @@ class Acts:
             started = lost(incident)
             if started is not None:
                 try:
-                    self.store.write_audit(started[0], rank=STARTED, keep_s=started[1])
+                    self.store.act_starting(started[0], keep_s=started[1])
                 except StoreError as exc:
                     log.error(
                         "an act's record could not be written before it started",

@@ -227,6 +227,10 @@ class AuditLog(Protocol):
         """:meth:`write` each of a non-empty batch, in order, in one transaction or round trip."""
         ...
 
+    def started(self, record: AuditRecord, keep_s: float) -> None:
+        """Keep ``record`` at rank ``STARTED``, durably across this process's death, at once."""
+        ...
+
     def query(
         self, tool: str | None, principal: str | None, since: float | None, limit: int
     ) -> list[AuditRecord]:
@@ -540,6 +544,20 @@ class Store:
         """
         check_ttl(keep_s, "keep_s")
         return self._audit.write(record, rank, keep_s)
+
+    def act_starting(self, record: AuditRecord, *, keep_s: float) -> None:
+        """Keep the record of a first round's act (which has no claim) before the act starts.
+
+        It is the record the act keeps if its worker dies (rank ``STARTED``): written into the
+        audit records at once (Redis), or kept in a file of this process's own that whoever finds
+        the process dead writes into them (SQLite, whose processes share one machine); either way
+        it survives the worker's death, and the call's own record replaces it.
+
+        Raises:
+            host.errors.StoreError: It could not be kept.
+        """
+        check_ttl(keep_s, "keep_s")
+        self._audit.started(record, keep_s)
 
     def write_audits(self, records: Sequence[tuple[AuditRecord, int]], *, keep_s: float) -> None:
         """Write the audit records of many calls at once, each as :meth:`write_audit` would.

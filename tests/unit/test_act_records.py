@@ -1,12 +1,15 @@
 """Every act's audit record is in the store before the act starts (:mod:`host.protocol.acts`).
 
-A later round's record goes in with its claim, a first round's alone; each is the record the act
-keeps if its worker dies, shown once its time has come (here: at once, its time already past).
+A later round's record goes in with its claim; a first round's is kept alone (on SQLite, in a file
+of the worker's own that a live process writes into the store once the worker is dead). Each is the
+record the act keeps if its worker dies, shown once its time has come (here at once: it is past).
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +22,7 @@ from host.protocol.acts import Acts
 from host.store import Store, open_store
 from host.store.records import AuditRecord
 from host.store.shared import Started
+from support.waiting import wait_until
 
 
 @pytest.fixture
@@ -38,12 +42,56 @@ def _act_seeing(store: Store, seen: list[list[AuditRecord]]) -> Outcome:
     return Outcome.from_value("sent", acted=True)
 
 
-def test_a_first_rounds_act_starts_with_its_record_in_the_store(store: Store) -> None:
+def test_a_first_rounds_act_starts_with_its_record_kept_for_a_dead_worker(tmp_path: Path) -> None:
+    # SQLite keeps it in a file of the process's own until the process is found dead: here, the
+    # store is closed (its lock let go) and opened again, and the record is in the table.
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    first = open_store(db)
     seen: list[list[AuditRecord]] = []
-    outcome = Acts(store, ttl_s=60).first("send", 5.0, _lost)(lambda: _act_seeing(store, seen))
-    assert outcome.acted
-    [[record]] = seen
+    outcome = Acts(first, ttl_s=60).first("send", 5.0, _lost)(lambda: _act_seeing(first, seen))
+    assert outcome.acted and seen == [[]]
+    assert len(list((tmp_path / "store.db-acts").glob("*.log"))) == 1
+    first.close()
+
+    again = open_store(db)
+    try:
+        [record] = again.audit_records(tool="send")
+    finally:
+        again.close()
     assert (record.id, record.outcome) == ("call-1", "incident") and record.incident
+    assert list((tmp_path / "store.db-acts").glob("*.log")) == []
+
+
+def test_a_killed_workers_records_are_written_by_a_live_process(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    live = open_store(db)
+    try:
+        pid = os.fork()
+        if pid == 0:  # the worker: keeps a record, then dies without a word
+            child = open_store(db)
+            record, keep_s = _lost("inc-child")
+            child.act_starting(record, keep_s=keep_s)
+            os.kill(os.getpid(), signal.SIGKILL)
+        os.waitpid(pid, 0)
+        assert live.audit_records(tool="send") == []
+        assert wait_until(lambda: bool(live.audit_records(tool="send")), 10)
+        [record] = live.audit_records(tool="send")
+        assert record.incident == "inc-child"
+    finally:
+        live.close()
+
+
+def test_a_live_workers_records_are_left_alone(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    worker, other = open_store(db), open_store(db)
+    try:
+        record, keep_s = _lost("inc-live")
+        worker.act_starting(record, keep_s=keep_s)
+        time.sleep(1.5)  # the other store's sweep looks once a second
+        assert other.audit_records(tool="send") == []
+    finally:
+        worker.close()
+        other.close()
 
 
 def test_a_claimed_act_starts_with_its_record_written_by_the_claim(store: Store) -> None:
@@ -61,7 +109,7 @@ def test_a_first_rounds_act_runs_when_its_record_cannot_be_written(
     def refuse(*args: object, **kwargs: object) -> bool:
         raise StoreError("the store is locked")
 
-    monkeypatch.setattr(store, "write_audit", refuse)
+    monkeypatch.setattr(store, "act_starting", refuse)
     with caplog.at_level(logging.ERROR, "host.protocol.acts"):
         outcome = Acts(store, ttl_s=60).first("send", 5.0, _lost)(
             lambda: Outcome.from_value("sent", acted=True)

@@ -64,6 +64,10 @@ class RedisAudit:
         with self._client.errors("write an audit record to"):
             return bool(self._write(keys=keys, args=args))
 
+    def started(self, record: AuditRecord, keep_s: float) -> None:
+        """Write a first round's act's record (rank ``STARTED``) before the act starts."""
+        self.write(record, STARTED, keep_s)
+
     def write_many(self, records: Sequence[tuple[AuditRecord, int]], keep_s: float) -> None:
         """:meth:`write` each record with its rank, in order, in one pipelined round trip."""
         with self._client.errors("write audit records to"):

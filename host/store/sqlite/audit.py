@@ -14,9 +14,10 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from host.store.records import STARTED, AuditRecord
-from host.store.sqlite.durable import DurableWrites
+from host.store.sqlite.journal import Journal
 from host.store.sqlite.pool import Connections
 from host.store.sqlite.sweep import Sweeping
 
@@ -117,17 +118,29 @@ class SqliteAudit:
     def __init__(self, pool: Connections, writes: Sweeping) -> None:
         self._pool = pool
         self._writes = writes
-        # NOTE: the record of an act about to start is written on its call's path, so the
-        # records of acts starting together share one transaction.
-        self._starting = DurableWrites(pool, durable=False, wait_s=AUDIT_WAIT_S)
+        self._journal = Journal(Path(f"{pool.path}-acts"), self._replay)
+        # NOTE: a store opened after a crash writes the records its dead workers left at once,
+        # and every process's sweep looks for workers that die later.
+        self._journal.sweep()
+        self._journal.watch()
 
     def write(self, record: AuditRecord, rank: int, keep_s: float) -> bool:
         """Write ``record`` unless the call has one of equal or higher rank; whether it did."""
-        if rank == STARTED:
-            params = row(record, rank)
-            return self._starting.run(lambda conn: conn.execute(UPSERT, params).rowcount == 1)
         with self._pool.write(wait_s=AUDIT_WAIT_S) as conn:
             return write(conn, record, rank)
+
+    def started(self, record: AuditRecord, keep_s: float) -> None:
+        """Keep a first round's act's record, durably, before it starts: in this process's
+        journal, written into the table by whoever finds the process dead."""
+        self._journal.append(record, keep_s)
+
+    def _replay(self, records: list[tuple[AuditRecord, float]]) -> None:
+        with self._pool.write(wait_s=AUDIT_WAIT_S) as conn:
+            write_many(conn, [(record, STARTED) for record, _ in records])
+
+    def close(self) -> None:
+        """Stop the journal's sweep and let go of this process's journal files."""
+        self._journal.close()
 
     def write_many(self, records: Sequence[tuple[AuditRecord, int]], keep_s: float) -> None:
         """Write each record with its rank, in order, in one transaction."""

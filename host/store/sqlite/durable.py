@@ -8,9 +8,6 @@ under way leads, runs every write queued by then in one transaction (each its ow
 the order they came, each decided as if alone), commits once, and hands the lead to the first write
 queued meanwhile. Nobody waits for a timer: alone, a write commits at once, as before.
 
-The same group commit serves writes that need not survive a power loss but are on a call's path
-(the record of an act about to start): ``durable=False`` commits with ``synchronous = NORMAL``.
-
 If the transaction fails, every write in it fails with the same :class:`host.errors.StoreError`:
 none was made (a statement that fails can leave SQLite's transaction rolled back, so the writes
 before it in the batch are not kept either), and each caller reports the store unavailable, as a
@@ -54,16 +51,10 @@ class DurableWrites:
 
     Args:
         pool: The store's connections.
-        durable: Commit with ``synchronous = FULL`` (else ``NORMAL``: a crash of the process,
-            not of the machine).
-        wait_s: How long a transaction waits for another process's write lock (None: the
-            pool's busy timeout).
     """
 
-    def __init__(self, pool: Connections, *, durable: bool = True, wait_s: float | None = None):
+    def __init__(self, pool: Connections) -> None:
         self._pool = pool
-        self._durable = durable
-        self._wait_s = wait_s
         self._reset()
 
     def _reset(self) -> None:
@@ -73,7 +64,7 @@ class DurableWrites:
         self._leading = False
 
     def run(self, apply: Callable[[sqlite3.Connection], T]) -> T:
-        """``apply(conn)``'s value, once the transaction that ran it is committed.
+        """``apply(conn)``'s value, once the transaction that ran it is on disk.
 
         ``apply`` runs inside a ``BEGIN IMMEDIATE`` transaction with other threads' writes: it
         must only execute statements and return what they found.
@@ -108,7 +99,7 @@ class DurableWrites:
 
     def _commit(self, batch: list[_Write[Any]]) -> None:
         try:
-            with self._pool.write(durable=self._durable, wait_s=self._wait_s) as conn:
+            with self._pool.write(durable=True) as conn:
                 values = [write.apply(conn) for write in batch]
         except Exception as exc:  # every waiter must hear of it, or it would wait forever
             error = exc if isinstance(exc, StoreError) else StoreError(f"writing failed: {exc}")
