@@ -16,10 +16,11 @@ Which round's word is kept, for a call whose final round runs more than once:
 * every act about to run has its record written first, at once and durably, as the act would be
   recorded if lost: ``incident``, ``acted`` true, with a note. A later round's goes in the same
   write as the act's claim (one transaction, one Redis script); a first round's act, which has no
-  claim, in a write of its own. The round's own record replaces it when the round ends, so a worker
-  killed while or right after the act ran leaves that record, with no retry needed (a retry that
-  learns the act was lost writes the same outcome over it); a store that refuses it refuses the
-  act (503);
+  claim, keeps it alone (:meth:`host.store.Store.act_starting`: on SQLite, appended to a file of
+  the worker's own that whoever finds the worker dead writes into the store). The round's own
+  record replaces it when the round ends, so a worker killed while or right after the act ran
+  leaves that record, with no retry needed (a retry that learns the act was lost writes the same
+  outcome over it); a store that refuses a claim and its record refuses the act (503);
 * a call that never ends (its client never sends the answers, a legacy question times out, the
   arguments do not fit the schema) writes no record: no step of it ran past its questions;
 * a request refused for its credentials (401: no valid token; 403: a scope missing) writes a

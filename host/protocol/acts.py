@@ -119,8 +119,8 @@ class Acts:
         """The ``ctx.once`` of a first round: its audit record written, then run under the limit.
 
         ``lost`` is as for :meth:`guard`; its record is written durably before the act starts.
-        No claim: nothing can retry it. NOTE: a store that cannot take the record (held locked
-        by another process past the audit's wait) does not fail the call, as for any audit record:
+        No claim: nothing can retry it. NOTE: a store that cannot keep the record (its journal
+        file cannot be written, Redis is down) does not fail the call, as for any audit record:
         the act runs and the log says its record is missing (``act_record_unwritten``).
         """
 
