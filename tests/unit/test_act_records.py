@@ -50,7 +50,7 @@ def test_a_first_rounds_act_starts_with_its_record_kept_for_a_dead_worker(tmp_pa
     seen: list[list[AuditRecord]] = []
     outcome = Acts(first, ttl_s=60).first("send", 5.0, _lost)(lambda: _act_seeing(first, seen))
     assert outcome.acted and seen == [[]]
-    assert len(list((tmp_path / "store.db-acts").glob("*.log"))) == 1
+    assert len(list(tmp_path.glob("store.db-acts-*.log"))) == 1
     first.close()
 
     again = open_store(db)
@@ -59,7 +59,7 @@ def test_a_first_rounds_act_starts_with_its_record_kept_for_a_dead_worker(tmp_pa
     finally:
         again.close()
     assert (record.id, record.outcome) == ("call-1", "incident") and record.incident
-    assert list((tmp_path / "store.db-acts").glob("*.log")) == []
+    assert list(tmp_path.glob("store.db-acts-*.log")) == []
 
 
 def test_a_killed_workers_records_are_written_by_a_live_process(tmp_path: Path) -> None:

@@ -118,7 +118,7 @@ class SqliteAudit:
     def __init__(self, pool: Connections, writes: Sweeping) -> None:
         self._pool = pool
         self._writes = writes
-        self._journal = Journal(Path(f"{pool.path}-acts"), self._replay)
+        self._journal = Journal(Path(f"{pool.path}-acts"), self._replay)  # store.db-acts-*.log
         # NOTE: a store opened after a crash writes the records its dead workers left at once,
         # and every process's sweep looks for workers that die later.
         self._journal.sweep()

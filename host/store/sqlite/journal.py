@@ -3,8 +3,9 @@
 A first round's act has no claim, but the record it keeps if its worker dies (see
 :mod:`host.observers.audit`) must be durable before it starts. A transaction in the database per
 act cost a plain call about 100 µs of CPU; an append to a file costs a few. Each process appends to
-files of its own in a folder beside the database, each held under an exclusive ``flock`` for as
-long as the process lives, so a free lock means a dead writer. An append survives its process (as a
+files of its own beside the database (``store.db-acts-<pid>-<random>.log``, 0600 in its private
+folder), each held under an exclusive ``flock`` for as long as the process lives, so a free lock
+means a dead writer. An append survives its process (as a
 ``synchronous = NORMAL`` commit does), not a power loss.
 
 Whoever finds a file whose lock is free writes its records into the audit table at the lowest rank
@@ -31,7 +32,6 @@ from pathlib import Path
 
 from host import ids
 from host.errors import StoreError
-from host.store.files import private_dir
 from host.store.records import AuditRecord
 from host.store.threads import ProcessThread
 
@@ -52,13 +52,14 @@ class Journal(ProcessThread):
     """This process's files of records, and the sweep that replays dead processes' files.
 
     Args:
-        folder: Where every process of the store keeps its files.
+        prefix: What every process's file names start with (the database's path and ``-acts``).
         replay: Writes records found in a dead process's file into the store (raises StoreError).
         every_s: How often the sweep looks.
     """
 
-    def __init__(self, folder: Path, replay: Replay, every_s: float = 1.0) -> None:
-        self._folder = folder
+    def __init__(self, prefix: Path, replay: Replay, every_s: float = 1.0) -> None:
+        self._folder = prefix.parent
+        self._prefix = prefix.name
         self._replay = replay
         self._every_s = every_s
         self._fds: list[int] = []
@@ -104,8 +105,7 @@ class Journal(ProcessThread):
 
     def _open(self) -> None:
         """Start a new file (with the lock held); the current one is kept until it is done."""
-        private_dir(self._folder)
-        name = f"{os.getpid()}-{ids.random_bytes(6).hex()}"
+        name = f"{self._prefix}-{os.getpid()}-{ids.random_bytes(6).hex()}"
         hidden = self._folder / f"{name}.new"
         fd = os.open(
             hidden, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600
@@ -135,7 +135,7 @@ class Journal(ProcessThread):
                 mine.add(self._current[0])
             self._drop_done(time.time())
         try:
-            found = sorted(self._folder.glob("*.log"))
+            found = sorted(self._folder.glob(f"{self._prefix}-*.log"))
         except OSError:
             return 0
         return sum(self._take(path) for path in found if path not in mine)
