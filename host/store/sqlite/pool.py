@@ -30,7 +30,6 @@ from urllib.parse import quote
 
 from host.errors import StoreError
 from host.store.files import FileIdentity, private_dir, private_file
-from host.store.sqlite.checkpoints import BACKSTOP_PAGES, Checkpoints
 from host.store.waiting import backoff
 
 __all__ = ["Connections"]
@@ -62,7 +61,6 @@ class Connections:
         self._inherited: list[queue.SimpleQueue[sqlite3.Connection]] = []
         self._broken: str | None = None
         self._writer = threading.Lock()
-        self._checkpoints = Checkpoints(self.connection)
         try:
             if not path.parent.exists():
                 private_dir(path.parent)
@@ -117,9 +115,6 @@ class Connections:
             self._set_wal(conn)
             # NORMAL: durable across crashes of the process; FULL: of the machine too.
             conn.execute(f"PRAGMA synchronous = {'FULL' if durable else 'NORMAL'}")
-            # NOTE: the log is checkpointed by a thread (host.store.sqlite.checkpoints), not by
-            # whichever commit finds it long; this is the backstop.
-            conn.execute(f"PRAGMA wal_autocheckpoint = {BACKSTOP_PAGES}")
         except BaseException:
             conn.close()
             raise
@@ -236,7 +231,6 @@ class Connections:
                 conn.execute("BEGIN IMMEDIATE")
                 yield conn
                 conn.execute("COMMIT")
-                self._checkpoints.wrote()
             finally:
                 # NOTE: a pragma cannot run inside the transaction a failed block left open.
                 if wait_s is not None and conn.in_transaction:
@@ -247,7 +241,6 @@ class Connections:
     def close(self) -> None:
         """Close this process's idle connections; ones in use close when handed back."""
         self.closed = True
-        self._checkpoints.stop()
         if os.getpid() != self._pid:
             self._after_fork()  # close only what this process opened
         for idle in (self._idle, self._durable):
