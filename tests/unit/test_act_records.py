@@ -131,3 +131,20 @@ def test_a_claimed_act_never_runs_when_its_claim_and_record_cannot_be_written(
     with pytest.raises(StoreError):
         once(lambda: (ran.append(True), Outcome.from_value("sent", acted=True))[1])
     assert ran == []
+
+
+def test_a_long_journal_is_replayed_in_chunks_all_of_it(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    pid = os.fork()
+    if pid == 0:  # a worker that kept 1,200 records and died
+        child = open_store(db)
+        for n in range(1200):
+            record = AuditRecord(f"call-{n}", time.time() - 1, "alice", "bulk", "incident")
+            child.act_starting(record, keep_s=3600)
+        os.kill(os.getpid(), signal.SIGKILL)
+    os.waitpid(pid, 0)
+    store = open_store(db)  # its opening sweep writes them
+    try:
+        assert len(store.audit_records(tool="bulk", limit=5000)) == 1200
+    finally:
+        store.close()

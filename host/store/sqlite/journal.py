@@ -35,12 +35,15 @@ from host.errors import StoreError
 from host.store.records import AuditRecord
 from host.store.threads import ProcessThread
 
-__all__ = ["KEEP_PAST_S", "ROTATE_BYTES", "Journal"]
+__all__ = ["KEEP_PAST_S", "REPLAY_CHUNK", "ROTATE_BYTES", "Journal"]
 
 log = logging.getLogger("host.store")
 
-#: A process starts a new file once its current one is this long.
-ROTATE_BYTES = 4 << 20
+#: A process starts a new file once its current one is this long (about 2,000 records).
+ROTATE_BYTES = 1 << 20
+#: Records written into the store per transaction when a dead process's file is replayed, so a
+#: long file never holds the write lock for long (other workers' audit writes wait a second).
+REPLAY_CHUNK = 500
 #: How long after the latest record's time an old file of a live process is kept.
 KEEP_PAST_S = 120.0
 
@@ -161,12 +164,13 @@ class Journal(ProcessThread):
             except OSError:
                 return 0  # its process is alive
             records = _read(fd)
-            if records:
-                try:
-                    self._replay(records)
-                except StoreError as exc:
-                    log.warning("a dead worker's act records could not be written yet: %s", exc)
-                    return 0
+            try:
+                for start in range(0, len(records), REPLAY_CHUNK):
+                    self._replay(records[start : start + REPLAY_CHUNK])
+            except StoreError as exc:
+                # NOTE: the chunks written stay written; a replay of them again changes nothing.
+                log.warning("a dead worker's act records could not be written yet: %s", exc)
+                return 0
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
             return len(records)
@@ -174,9 +178,17 @@ class Journal(ProcessThread):
             os.close(fd)
 
     def close(self) -> None:
-        """Stop the sweep and let go of this process's files, for the next sweep to take."""
+        """Stop the sweep and let go of this process's files, for the next sweep to take.
+
+        Files whose every record is past its time by :data:`KEEP_PAST_S` are deleted first: their
+        calls have ended and been recorded, and a replay of them would only cost the next sweep.
+        """
         self.stop()
         with self._lock:
+            if self._current is not None:
+                self._retired.append((*self._current, self._latest + KEEP_PAST_S))
+                self._current = None
+            self._drop_done(time.time())
             for fd in self._fds:
                 with contextlib.suppress(OSError):
                     os.close(fd)
