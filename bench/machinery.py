@@ -66,7 +66,12 @@ PARTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("host/store/shared.py", "act_state"),
         ("host/store/claims.py", "record"),
     ),
-    "record of the act before it starts": (("host/observers/audit.py", "act_starting"),),
+    "record of the act before it starts": (
+        ("host/observers/audit.py", "lost_record"),
+        ("host/protocol/core.py", "_lost_record"),
+        # NOTE: a first round's act writes it alone; a claimed act's goes in with its claim.
+        ("host/store/shared.py", "write_audit"),
+    ),
     "handler pool handoffs": (
         ("host/machine/timing.py", "call"),
         ("host/machine/timing.py", "submit"),

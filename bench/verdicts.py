@@ -13,12 +13,13 @@ if TYPE_CHECKING:
 
 __all__ = ["build_checks", "render", "validate_seconds"]
 
-# The issue's targets.
-PLAIN_VS_SDK = 2.0
+# The performance issue's targets (the ceiling ratios are the earlier issue's, kept as a gauge).
+PLAIN_VS_SDK = 1.5
 PLAIN_VS_CEILING = 0.70
-EXCHANGE_VS_SDK = 2.0
+EXCHANGE_VS_SDK = 1.2
 EXCHANGE_VS_CEILING = 0.55
-MACHINERY_US = 100.0
+PLAIN_MACHINERY_US = 150.0
+EXCHANGE_MACHINERY_US = 700.0
 STARTUP_S = 2.0
 RSS_MB = 60.0
 VALIDATE_S = 3.0
@@ -81,6 +82,32 @@ def _versus(name: str, a: Measured | None, b: Measured | None, floor: float = 0.
     return Check(name, value, "x", f">= {floor}", _at_least(value, floor), _cpu_ratio(a, b))
 
 
+def _machinery(bench: Bench) -> list[Check]:
+    """The host's in-process machinery per plain call and per exchange, wall and CPU."""
+    found = bench.machinery or {}
+    why = bench.machinery_error or ""
+    checks = []
+    for kind, label, most in (
+        ("plain_us", "plain call", PLAIN_MACHINERY_US),
+        ("exchange_us", "exchange (2 requests)", EXCHANGE_MACHINERY_US),
+    ):
+        figures = found.get(kind) or {}
+        used = figures.get("machinery")
+        checks.append(
+            Check(f"host machinery per {label} (wall)", used, "µs", f"<= {most:.0f} µs",
+                  None if used is None else used <= most, why or "in-process, no sockets")
+        )  # fmt: skip
+        host_cpu = figures.get("host CPU")
+        cpu = None
+        if host_cpu is not None:
+            cpu = host_cpu - figures.get("ceiling", 0.0) - figures.get("handlers", 0.0)
+        checks.append(
+            Check(f"host machinery per {label} (CPU)", cpu, "µs",
+                  note="the same by CPU, without waiting on the disk (an act claim's fsync)")
+        )  # fmt: skip
+    return checks
+
+
 def build_checks(bench: Bench) -> list[Check]:
     """Every ratio of the report, each against a baseline measured in this run."""
     host_p, host_x = _m(bench, "host", "plain"), _m(bench, "host", "exchange")
@@ -116,26 +143,7 @@ def build_checks(bench: Bench) -> list[Check]:
     checks.append(
         _versus("host 2 workers unpinned / 1 pinned, exchange", _m(bench, two, "exchange"), host_x)
     )
-    used = (bench.machinery or {}).get("machinery_us")
-    cpu = (bench.machinery or {}).get("machinery_cpu_us")
-    checks.append(
-        Check(
-            "host machinery per request (wall)",
-            used,
-            "µs",
-            f"< {MACHINERY_US:.0f} µs",
-            _below(used, MACHINERY_US),
-            bench.machinery_error or "worse of a plain call and half an exchange",
-        )
-    )
-    checks.append(
-        Check(
-            "host machinery per request (CPU)",
-            cpu,
-            "µs",
-            note="the same without waiting on the disk (an act claim's fsync)",
-        )
-    )
+    checks += _machinery(bench)
     big = next((r for r in bench.scale_runs if r.tools == 1000 and not r.error), None)
     startup = big.create_s if big else None
     rss = max(big.worker_rss_mb) if big and big.worker_rss_mb else None

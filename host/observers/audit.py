@@ -13,11 +13,14 @@ Which round's word is kept, for a call whose final round runs more than once:
 * an act still running past its time limit is recorded when its round ends: ``incident``,
   ``acted`` true, with the incident id the client and the log were given; its later result is
   not written back here (a retry returns it to the client);
-* an act about to run under its claim (a later round's) has its record written first, at once
-  and durably, as the act would be recorded if lost: ``incident``, ``acted`` true, with a note;
-  the round's own record replaces it when the round ends, so a worker killed while or right after
-  the act ran leaves that record, with no retry needed (a retry that learns the act was lost
-  writes the same outcome over it); a store that refuses it refuses the act (503);
+* every act about to run has its record written first, at once and durably, as the act would be
+  recorded if lost: ``incident``, ``acted`` true, with a note. A later round's goes in the same
+  write as the act's claim (one transaction, one Redis script); a first round's act, which has no
+  claim, keeps it alone (:meth:`host.store.Store.act_starting`: on SQLite, appended to a file of
+  the worker's own that whoever finds the worker dead writes into the store). The round's own
+  record replaces it when the round ends, so a worker killed while or right after the act ran
+  leaves that record, with no retry needed (a retry that learns the act was lost writes the same
+  outcome over it); a store that refuses a claim and its record refuses the act (503);
 * a call that never ends (its client never sends the answers, a legacy question times out, the
   arguments do not fit the schema) writes no record: no step of it ran past its questions;
 * a request refused for its credentials (401: no valid token; 403: a scope missing) writes a
@@ -60,7 +63,8 @@ from host.observers.batches import Batches
 from host.observers.bounded import bounded
 from host.protocol.events import Refusal, Round
 from host.store import Store
-from host.store.records import ACTED, ENDED, STARTED, AuditRecord, approval_id, call_id
+from host.store.records import ACTED, ENDED, AuditRecord, approval_id, call_id
+from host.store.shared import Started
 
 __all__ = ["LATE_CANCEL", "LOST_NOTE", "REDACTED", "AuditObserver", "audit_record", "outcome_of"]
 
@@ -225,20 +229,17 @@ class AuditObserver:
         if event.ends:
             self._batches.put((event, time.time()))
 
-    def act_starting(self, event: Round, within_s: float) -> None:
-        """Write, now and durably, the record of a claimed act as if its worker died.
+    def lost_record(self, event: Round, within_s: float) -> Started:
+        """The record of an act about to run, as if its worker died, and its retention.
 
-        NOTE: off the batches: it must be in the store before the act starts. Its rank is the
-        lowest, so the call's own record, written when its round ends, replaces it; its time is
-        when the round would have ended by (the act's limit and a lease), and readers see it only
-        from then on, so a running act never reads as lost.
-
-        Raises:
-            host.errors.StoreError: The store refused it: the act must not run.
+        NOTE: off the batches: the core writes it with the act's claim (one durable write),
+        before the act starts. Its rank is the lowest, so the call's own record, written when its
+        round ends, replaces it; its time is when the round would have ended by (the act's limit
+        and a lease), and readers see it only from then on, so a running act never reads as lost.
         """
         shown = time.time() + within_s + self.store.lease_s
         record = replace(audit_record(event, shown, self.record_max), note=LOST_NOTE)
-        self.store.write_audits([(record, STARTED)], keep_s=self.retention_s)
+        return record, self.retention_s
 
     def refused(self, event: Refusal) -> None:
         """Queue the record of a request refused for its credentials (401, 403)."""

@@ -11,12 +11,13 @@ is true, never a 500 and never a long wait:
 * ``lost``: the act started but its outcome is unknown: the worker running it died, or its result
   could not be written (the incident id names it in the log).
 
-Before a claim is taken, the audit trail writes the record the act would have if its worker died
-(outcome ``incident``, ``acted``): the call's own record replaces it when the round ends, so it
-stays only for a lost act, and a killed worker's act is audited without a retry.
+The claim carries the record the audit trail keeps if the act's worker dies (outcome
+``incident``, ``acted``), written in the same durable step as the claim: the call's own record
+replaces it when the round ends, so it stays only for a lost act, and a killed worker's act is
+audited without a retry.
 
 A first round's act (a tool that asks nothing) has no nonce a client could send back, so it runs
-under its time limit without a claim.
+under its time limit without a claim; only that record is written before it starts, durably too.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from host.errors import ProtocolError, StoreError
 from host.machine import Outcome
 from host.machine.timing import RUNNER
 from host.store import ActClaim, ActState, Store
+from host.store.shared import Started
 
 __all__ = ["Acts"]
 
@@ -63,19 +65,20 @@ class Acts:
         return None if state is None else self._settled(nonce, state, tool)
 
     def guard(
-        self, nonce: str, tool: str, limit_s: float, starting: Callable[[str], None]
+        self, nonce: str, tool: str, limit_s: float, lost: Callable[[str], Started | None]
     ) -> Callable[[Callable[[], Outcome]], Outcome]:
-        """The ``ctx.once`` of a later round: note it, claim, run under the limit, record.
+        """The ``ctx.once`` of a later round: claim with its audit record, run, record.
 
-        ``starting`` is given the act's incident id before the claim is taken, and writes the
-        record of a lost act (the audit's), so a worker that dies once the act ran leaves one:
-        when it raises (the store refuses it), nothing is claimed and the act does not run.
+        ``lost`` is given the act's incident id and returns the record of the act if it is lost
+        (the audit's), which the claim writes in its own durable step, so a worker that dies once
+        the act ran leaves one; a store that refuses the claim raises, and the act does not run.
         """
 
         def once(act: Callable[[], Outcome]) -> Outcome:
             incident = _incident()
-            starting(incident)
-            claimed = self.store.claim_act(_key(nonce), ttl_s=self.ttl_s, incident=incident)
+            claimed = self.store.claim_act(
+                _key(nonce), ttl_s=self.ttl_s, incident=incident, audit=lost(incident)
+            )
             if isinstance(claimed, ActState):
                 # NOTE: a concurrent copy of this final round won the claim.
                 return self._settled(nonce, claimed, tool)
@@ -110,9 +113,42 @@ class Acts:
             state = self.store.wait_act(_key(nonce), self.settle_s) or state
         return _report(state, tool)
 
+    def first(
+        self, tool: str, limit_s: float, lost: Callable[[str], Started | None]
+    ) -> Callable[[Callable[[], Outcome]], Outcome]:
+        """The ``ctx.once`` of a first round: its audit record written, then run under the limit.
+
+        ``lost`` is as for :meth:`guard`; its record is written durably before the act starts.
+        No claim: nothing can retry it. NOTE: a store that cannot keep the record (its journal
+        file cannot be written, Redis is down) does not fail the call, as for any audit record:
+        the act runs and the log says its record is missing (``act_record_unwritten``).
+        """
+
+        def once(act: Callable[[], Outcome]) -> Outcome:
+            incident = _incident()
+            started = lost(incident)
+            if started is not None:
+                try:
+                    self.store.act_starting(started[0], keep_s=started[1])
+                except StoreError as exc:
+                    log.error(
+                        "an act's record could not be written before it started",
+                        extra={
+                            "event": "act_record_unwritten",
+                            "tool": tool,
+                            "incident": incident,
+                            "reason": exc.message,
+                        },
+                    )
+            return Acts.first_round(tool, limit_s, incident)(act)
+
+        return once
+
     @staticmethod
-    def first_round(tool: str, limit_s: float) -> Callable[[Callable[[], Outcome]], Outcome]:
-        """The ``ctx.once`` of a first round: no claim (nothing can retry it), only the limit."""
+    def first_round(
+        tool: str, limit_s: float, incident: str | None = None
+    ) -> Callable[[Callable[[], Outcome]], Outcome]:
+        """The ``ctx.once`` of a first round without its record: no claim, only the limit."""
 
         def once(act: Callable[[], Outcome]) -> Outcome:
             future = RUNNER.submit(act)
@@ -121,15 +157,15 @@ class Acts:
             except FutureTimeout:
                 if future.cancel():
                     return _not_started(tool, limit_s)
-                incident = _incident()
+                overran_id = incident or _incident()
                 log.warning(
                     "an act ran past its time limit",
-                    extra={"event": "act_overran", "tool": tool, "incident": incident},
+                    extra={"event": "act_overran", "tool": tool, "incident": overran_id},
                 )
                 overran = Outcome.error(
                     f"The action of {tool} did not finish within {limit_s:g} seconds and is still "
-                    f"running (incident {incident}); this call cannot return its result.",
-                    incident=incident,
+                    f"running (incident {overran_id}); this call cannot return its result.",
+                    incident=overran_id,
                 )
                 # NOTE: the act started and goes on: it is this call's act (metrics, audit).
                 return replace(overran, acted=True)

@@ -54,6 +54,7 @@ from host.protocol.messages import LogForward
 from host.protocol.url_asks import CallAsks, UrlAskBook
 from host.spec.model import Server
 from host.store import Store
+from host.store.shared import Started
 
 __all__ = [
     "ELICITATION_DISABLED_MESSAGE",
@@ -192,6 +193,8 @@ class ToolHost:
         self.data_dir = data_dir
         self.act_ttl_s = act_ttl_s
         self.observers = tuple(observers)
+        # NOTE: one observer keeps the record of a lost act (the audit); found once, not per act.
+        self._keeper = next((o for o in self.observers if isinstance(o, ActObserver)), None)
         self.elicitation = elicitation or Elicitation.decide(server)
         self._tools = [machine.describe() for machine in self.machines.values()]
         self._loggers = {name: logging.getLogger(f"host.handler.{name}") for name in machines}
@@ -387,17 +390,21 @@ class ToolHost:
             log=call.logs.logger(log) if call.logs is not None else log,
             round=ledger.round,
             # NOTE: only a call that asked has a nonce the client can send back; a first-round
-            # act cannot be retried as the same call, so it needs no claim.
+            # act cannot be retried as the same call, so it needs no claim, only its record.
             once=_refused(ledger)
             or (
                 self.acts.guard(
                     ledger.nonce,
                     call.machine.name,
                     call.machine.act_timeout_s,
-                    lambda incident: self._act_starting(call, ledger, incident),
+                    lambda incident: self._lost_record(call, ledger, incident),
                 )
                 if ledger.round > 1
-                else Acts.first_round(call.machine.name, call.machine.act_timeout_s)
+                else self.acts.first(
+                    call.machine.name,
+                    call.machine.act_timeout_s,
+                    lambda incident: self._lost_record(call, ledger, incident),
+                )
             ),
             report=call.progress,
             approvals=(
@@ -412,11 +419,11 @@ class ToolHost:
             url_asks=pages or NO_URL_ASKS,
         )
 
-    def _act_starting(self, call: Call, ledger: Ledger, incident: str) -> None:
-        """Before a claimed act runs: the round as it ends if the act is lost, to be kept."""
-        keepers = [o for o in self.observers if isinstance(o, ActObserver)]
-        if not keepers:
-            return
+    def _lost_record(self, call: Call, ledger: Ledger, incident: str) -> Started | None:
+        """Before an act runs: the audit's record of the round as it ends if the act is lost."""
+        keeper = self._keeper
+        if keeper is None:
+            return None
         event = Round(
             call.machine.name,
             ledger.round,
@@ -435,8 +442,7 @@ class ToolHost:
             ends=True,
             call_answers=ledger.answers(),
         )
-        for keeper in keepers:
-            keeper.act_starting(event, call.machine.act_timeout_s)
+        return keeper.lost_record(event, call.machine.act_timeout_s)
 
     def _gate(self, call: Call, ledger: Ledger) -> StoreGate:
         return StoreGate(

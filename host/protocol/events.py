@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from host.machine import Approved, Decided
+from host.store.shared import Started
 
 __all__ = [
     "ActObserver",
@@ -147,15 +148,15 @@ class Observer(Protocol):
 
 @runtime_checkable
 class ActObserver(Protocol):
-    """An observer that must hold something durable before a claimed act runs (the audit)."""
+    """An observer that must hold something durable before an act runs (the audit)."""
 
-    def act_starting(self, event: Round, within_s: float) -> None:
-        """Called on the request's thread before the act runs, ``event`` as if it were lost.
+    def lost_record(self, event: Round, within_s: float) -> Started:
+        """The record to keep, before the act runs, of ``event`` as if its act were lost.
 
-        ``within_s`` is the act's time limit: its round ends by then unless its worker died.
-
-        Raises:
-            host.errors.StoreError: It could not be written: the act does not run (503).
+        Called on the request's thread; ``within_s`` is the act's time limit: its round ends by
+        then unless its worker died. The core writes the record with the act's claim, in one
+        durable write (a first round's act, which has no claim, in one of its own); when that
+        write fails, the act does not run (503).
         """
         ...
 

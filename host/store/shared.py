@@ -104,12 +104,16 @@ __all__ = [
     "Queues",
     "Records",
     "Requests",
+    "Started",
     "Store",
 ]
 
 #: How often a waiting call looks at its request again when no wake-up came (another waiter
 #: may have taken the one a decision pushed).
 _RECHECK_S = 0.5
+
+Started = tuple[AuditRecord, float]
+"""The audit record of an act as if it were lost, and its retention in seconds (``keep_s``)."""
 
 Claims = list[tuple[str, str]]
 """``(token, key)`` pairs of act claims, or ``(token, name)`` pairs of locks, to renew."""
@@ -119,9 +123,19 @@ class ActClaims(Protocol):
     """Act claims, and the locks acts hold: what a process keeps under a lease it renews."""
 
     def claim(
-        self, key: str, token: str, incident: str, ttl_s: float, lease_s: float
+        self,
+        key: str,
+        token: str,
+        incident: str,
+        ttl_s: float,
+        lease_s: float,
+        audit: Started | None = None,
     ) -> ActState | None:
-        """Claim ``key`` for ``token`` (None), or the state of whoever has it; durable first."""
+        """Claim ``key`` for ``token`` (None), or the state of whoever has it; durable first.
+
+        ``audit`` (a record and its retention) is written with the claim, in the same durable
+        step, at rank :data:`host.store.records.STARTED`, only if this call takes the claim.
+        """
         ...
 
     def state(self, key: str) -> ActState | None:
@@ -219,6 +233,10 @@ class AuditLog(Protocol):
 
     def write_many(self, records: Sequence[tuple[AuditRecord, int]], keep_s: float) -> None:
         """:meth:`write` each of a non-empty batch, in order, in one transaction or round trip."""
+        ...
+
+    def started(self, record: AuditRecord, keep_s: float) -> None:
+        """Keep ``record`` at rank ``STARTED``, durably across this process's death, at once."""
         ...
 
     def query(
@@ -353,11 +371,16 @@ class Store:
 
     # -- act claims and locks --------------------------------------------------------------------
 
-    def claim_act(self, key: str, *, ttl_s: float, incident: str) -> ActClaim | ActState:
+    def claim_act(
+        self, key: str, *, ttl_s: float, incident: str, audit: Started | None = None
+    ) -> ActClaim | ActState:
         """Claim the act ``key`` for this caller, or say what became of it.
 
         The claim is committed before this returns, with this process as its owner and a lease
-        that the process renews until the claim records its result.
+        that the process renews until the claim records its result. ``audit`` goes with it: the
+        record of the act if it were lost, kept at rank :data:`host.store.records.STARTED` in the
+        same durable write (one transaction, one Redis script), so an act never starts without
+        it, and nothing is written for a caller that does not get the claim.
 
         Args:
             key: What identifies the act (for example the nonce of a request state).
@@ -365,6 +388,7 @@ class Store:
                 known alive.
             incident: The id every report about this act will name; kept only if this call
                 claims it.
+            audit: The act's audit record as if it were lost, and its retention.
 
         Returns:
             An :class:`ActClaim` if this caller may run the act; otherwise the act's state.
@@ -373,9 +397,11 @@ class Store:
             host.errors.StoreError: The store failed, or refuses claims (its file was replaced).
         """
         check_claim(key, ttl_s, incident)
+        if audit is not None:
+            check_ttl(audit[1], "keep_s")
         token = new_token()
         acts = self._acts
-        found = acts.claim(key, token, incident, ttl_s, self.lease_s)
+        found = acts.claim(key, token, incident, ttl_s, self.lease_s, audit)
         if found is not None:
             return found
         self._keeper.hold(token, key)
@@ -561,6 +587,20 @@ class Store:
         """
         check_ttl(keep_s, "keep_s")
         return self._audit.write(record, rank, keep_s)
+
+    def act_starting(self, record: AuditRecord, *, keep_s: float) -> None:
+        """Keep the record of a first round's act (which has no claim) before the act starts.
+
+        It is the record the act keeps if its worker dies (rank ``STARTED``): written into the
+        audit records at once (Redis), or kept in a file of this process's own that whoever finds
+        the process dead writes into them (SQLite, whose processes share one machine); either way
+        it survives the worker's death, and the call's own record replaces it.
+
+        Raises:
+            host.errors.StoreError: It could not be kept.
+        """
+        check_ttl(keep_s, "keep_s")
+        self._audit.started(record, keep_s)
 
     def write_audits(self, records: Sequence[tuple[AuditRecord, int]], *, keep_s: float) -> None:
         """Write the audit records of many calls at once, each as :meth:`write_audit` would.

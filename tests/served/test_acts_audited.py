@@ -2,7 +2,8 @@
 
 ``host serve`` with two workers; the act writes its effect to a file, then lingers, and the test
 kills the worker in that moment (after the effect, before the round could end). Nobody retries:
-the record is in the store already, written before the act started.
+the record is in the store already, written before the act started (with a later round's claim,
+or alone for a first round's act, which has no claim), and shown once the round could have ended.
 """
 
 from __future__ import annotations
@@ -38,6 +39,14 @@ steps:
     message: Pay {{ to }}?
   - act: p:pay
     timeout: 1s
+---
+kind: tool
+name: send
+description: Sends at once, asking nothing.
+input: {properties: {to: {type: string}}, required: [to]}
+steps:
+  - act: p:send
+    timeout: 1s
 """
 
 HANDLERS = """
@@ -48,6 +57,12 @@ def pay(pin, to):
         f.write(f"{to} {os.getpid()}\\n")
     time.sleep(20)
     return {"paid": to}
+
+def send(to):
+    with open(os.path.join(os.environ["HOST_DATA_DIR"], "sent"), "a") as f:
+        f.write(f"{to} {os.getpid()}\\n")
+    time.sleep(20)
+    return {"sent": to}
 """
 
 PIN = "pin-4417-clear"
@@ -98,3 +113,32 @@ def test_a_worker_killed_after_its_act_took_effect_leaves_a_record_without_a_ret
     assert record.incident and "worker stopped" in (record.note or "")
     for path in data.glob("store.db*"):
         assert PIN.encode() not in path.read_bytes(), path.name
+
+
+def test_a_worker_killed_after_a_first_round_act_took_effect_leaves_a_record(
+    serving: Server, tmp_path: Path
+) -> None:
+    data = tmp_path / "host"
+    params = {"name": "send", "arguments": {"to": "carol"}, "_meta": META}
+    headers = {"Content-Type": "application/json", "MCP-Protocol-Version": "2026-07-28",
+               "Accept": "application/json, text/event-stream",
+               "Mcp-Method": "tools/call", "Mcp-Name": "send"}  # fmt: skip
+    conn = serving.connect()
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    conn.request("POST", "/mcp", json.dumps(body), headers)
+    sent = data / "sent"
+    assert wait_until(sent.exists, 15)
+    ((_, pid),) = [line.split() for line in sent.read_text().splitlines()]
+    os.kill(int(pid), signal.SIGKILL)
+
+    store = open_store(f"sqlite:///{data / 'store.db'}")
+    try:
+        # NOTE: none at first: the round could still end (its 1 s limit and a 5 s lease).
+        assert store.audit_records(tool="send") == []
+        assert wait_until(lambda: bool(store.audit_records(tool="send")), 15)
+        [record] = store.audit_records(tool="send")
+    finally:
+        store.close()
+    assert (record.outcome, record.acted) == ("incident", True)
+    assert (record.principal, record.arguments) == ("anonymous", {"to": "carol"})
+    assert record.incident and "worker stopped" in (record.note or "")

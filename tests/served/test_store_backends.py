@@ -486,6 +486,34 @@ def test_one_record_per_call_and_the_acting_round_wins(store: Store, key: str) -
     assert store.audit_records(tool=key) == [acted]
 
 
+def test_a_claim_writes_its_audit_record_in_the_same_step(store: Store, key: str) -> None:
+    # The record of a lost act goes with the act's claim: shown once its time has come (here,
+    # already), replaced by the call's own record, and never written by a caller that lost the
+    # race for the claim.
+    lost = _record(f"{key}-lost", key, "alice", time.time() - 1, outcome="incident")
+    claim = store.claim_act(key, ttl_s=30, incident="inc-1", audit=(lost, 3600))
+    assert isinstance(claim, ActClaim)
+    assert store.audit_records(tool=key) == [lost]
+
+    other = _record(f"{key}-lost", key, "mallory", time.time() - 1, outcome="incident")
+    assert isinstance(
+        store.claim_act(key, ttl_s=30, incident="inc-2", audit=(other, 3600)), ActState
+    )
+    assert store.audit_records(tool=key) == [lost]
+
+    acted = _record(f"{key}-lost", key, "alice", time.time())
+    assert store.write_audit(acted, rank=ENDED, keep_s=3600)
+    assert store.audit_records(tool=key) == [acted]
+
+
+def test_a_lost_acts_record_is_hidden_until_its_time(store: Store, key: str) -> None:
+    later = _record(f"{key}-later", key, "alice", time.time() + 0.5, outcome="incident")
+    assert isinstance(store.claim_act(key, ttl_s=30, incident="inc", audit=(later, 3600)), ActClaim)
+    assert store.audit_records(tool=key) == []
+    time.sleep(0.6)
+    assert store.audit_records(tool=key) == [later]
+
+
 def test_concurrent_writers_of_one_call_leave_one_record(store: Store, key: str) -> None:
     start = threading.Barrier(20)
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from host.store.records import STARTED, AuditRecord
+from host.store.redis.audit import WRITE_FUNCTION, RedisAudit
 from host.store.redis.client import RedisClient, ms
 from host.store.values import LAPSED, ActState
 
@@ -33,14 +35,17 @@ end
 """
 
 # ARGV: token, incident, ttl_ms, lease_ms. {1} when claimed, else {0, state...}.
+# With KEYS[3..7] and ARGV[5..11] (an audit record's), the claim writes that record too.
 _CLAIM = (
     _STATE
+    + WRITE_FUNCTION
     + """
 local found = state()
 if found then return {0, found[1], found[2], found[3], found[4]} end
 redis.call('hset', KEYS[1], 'owner', ARGV[1], 'incident', ARGV[2], 'ttl', ARGV[3])
 redis.call('pexpire', KEYS[1], math.max(tonumber(ARGV[3]), tonumber(ARGV[4])))
 redis.call('set', KEYS[2], ARGV[1], 'PX', ARGV[4])
+if #KEYS > 2 then write_audit(3, 5) end
 return {1}
 """
 )
@@ -123,10 +128,12 @@ class RedisActs:
 
     Args:
         client: The store's client.
+        audit: The store's audit records, whose record of a lost act a claim writes.
     """
 
-    def __init__(self, client: RedisClient) -> None:
+    def __init__(self, client: RedisClient, audit: RedisAudit) -> None:
         self._client = client
+        self._audit = audit
         self._prefix = client.prefix
         register: Callable[[str], Any] = client.raw.register_script
         self._claim = register(_CLAIM)
@@ -142,11 +149,24 @@ class RedisActs:
         return [self._prefix + "a:" + key, self._prefix + "l:" + key]
 
     def claim(
-        self, key: str, token: str, incident: str, ttl_s: float, lease_s: float
+        self,
+        key: str,
+        token: str,
+        incident: str,
+        ttl_s: float,
+        lease_s: float,
+        started: tuple[AuditRecord, float] | None = None,
     ) -> ActState | None:
-        """Claim ``key`` for ``token`` (None), or the state of whoever has it."""
+        """Claim ``key`` for ``token`` (None), or the state of whoever has it.
+
+        ``started``'s record is written by the same script, if the claim is taken.
+        """
+        keys, args = self.keys(key), [token, incident, ms(ttl_s), ms(lease_s)]
+        if started is not None:
+            more_keys, more_args = self._audit.script_input(started[0], STARTED, started[1])
+            keys, args = keys + more_keys, args + more_args
         with self._client.errors("claim an act in"):
-            reply = self._claim(keys=self.keys(key), args=[token, incident, ms(ttl_s), ms(lease_s)])
+            reply = self._claim(keys=keys, args=args)
         if reply[0] == 1:
             return None
         found = to_state(list(reply[1:]))

@@ -16,22 +16,28 @@ from typing import Any
 from host.store.records import STARTED, AuditRecord
 from host.store.redis.client import RedisClient, ms
 
-__all__ = ["RedisAudit"]
+__all__ = ["WRITE_FUNCTION", "RedisAudit"]
 
-# KEYS: record, all, tool index, principal index, index of indexes.
-# ARGV: rank, at, principal, tool, body, keep_ms, id. 1 when written.
-_WRITE = """
-local rank = redis.call('hget', KEYS[1], 'rank')
-if rank and tonumber(rank) >= tonumber(ARGV[1]) then return 0 end
-redis.call('hset', KEYS[1], 'rank', ARGV[1], 'at', ARGV[2], 'principal', ARGV[3],
-           'tool', ARGV[4], 'body', ARGV[5])
-redis.call('pexpire', KEYS[1], ARGV[6])
-redis.call('zadd', KEYS[2], ARGV[2], ARGV[7])
-redis.call('zadd', KEYS[3], ARGV[2], ARGV[7])
-redis.call('zadd', KEYS[4], ARGV[2], ARGV[7])
-redis.call('sadd', KEYS[5], KEYS[3], KEYS[4])
-return 1
+# KEYS[k..k+4]: record, all, tool index, principal index, index of indexes.
+# ARGV[a..a+6]: rank, at, principal, tool, body, keep_ms, id. 1 when written.
+WRITE_FUNCTION = """
+local function write_audit(k, a)
+  local rank = redis.call('hget', KEYS[k], 'rank')
+  if rank and tonumber(rank) >= tonumber(ARGV[a]) then return 0 end
+  redis.call('hset', KEYS[k], 'rank', ARGV[a], 'at', ARGV[a + 1], 'principal', ARGV[a + 2],
+             'tool', ARGV[a + 3], 'body', ARGV[a + 4])
+  redis.call('pexpire', KEYS[k], ARGV[a + 5])
+  redis.call('zadd', KEYS[k + 1], ARGV[a + 1], ARGV[a + 6])
+  redis.call('zadd', KEYS[k + 2], ARGV[a + 1], ARGV[a + 6])
+  redis.call('zadd', KEYS[k + 3], ARGV[a + 1], ARGV[a + 6])
+  redis.call('sadd', KEYS[k + 4], KEYS[k + 2], KEYS[k + 3])
+  return 1
+end
 """
+"""A Lua function that writes one audit record, its keys and arguments from the offsets given:
+other scripts (an act's claim) write a record in the same atomic step with it."""
+
+_WRITE = WRITE_FUNCTION + "return write_audit(1, 1)\n"
 
 _PAGE = 200
 _FIELDS = ("at", "principal", "tool", "body", "rank")
@@ -54,22 +60,27 @@ class RedisAudit:
 
     def write(self, record: AuditRecord, rank: int, keep_s: float) -> bool:
         """Write ``record`` unless the call has one of equal or higher rank; whether it did."""
-        keys, args = self._script_input(record, rank, keep_s)
+        keys, args = self.script_input(record, rank, keep_s)
         with self._client.errors("write an audit record to"):
             return bool(self._write(keys=keys, args=args))
+
+    def started(self, record: AuditRecord, keep_s: float) -> None:
+        """Write a first round's act's record (rank ``STARTED``) before the act starts."""
+        self.write(record, STARTED, keep_s)
 
     def write_many(self, records: Sequence[tuple[AuditRecord, int]], keep_s: float) -> None:
         """:meth:`write` each record with its rank, in order, in one pipelined round trip."""
         with self._client.errors("write audit records to"):
             pipe = self._raw.pipeline(transaction=False)
             for record, rank in records:
-                keys, args = self._script_input(record, rank, keep_s)
+                keys, args = self.script_input(record, rank, keep_s)
                 self._write(keys=keys, args=args, client=pipe)
             pipe.execute()
 
-    def _script_input(
+    def script_input(
         self, record: AuditRecord, rank: int, keep_s: float
     ) -> tuple[list[str], list[Any]]:
+        """The keys and arguments of :data:`WRITE_FUNCTION` for ``record`` at ``rank``."""
         keys = [
             self._prefix + record.id,
             self._all,

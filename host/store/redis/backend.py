@@ -50,11 +50,11 @@ class RedisBackend:
 
     def __init__(self, url: str, *, prefix: str = "host:", recheck_s: float = 2.0) -> None:
         self.client = RedisClient(url, prefix)
-        self.acts = RedisActs(self.client)
+        self.audit = RedisAudit(self.client)
+        self.acts = RedisActs(self.client, self.audit)
         self.records = RedisRecords(self.client)
         self.queues = RedisQueues(self.client, recheck_s)
         self.approvals = RedisApprovals(self.client)
-        self.audit = RedisAudit(self.client)
         self.requests = RedisRequests(self.client)
         self.places = RedisPlaces(self.client)
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import sqlite3
 import time
 
+from host.store.records import STARTED, AuditRecord
+from host.store.sqlite import audit
 from host.store.sqlite.durable import DurableWrites
 from host.store.sqlite.pool import Connections
 from host.store.values import LAPSED, ActState
@@ -151,10 +153,29 @@ class SqliteActs:
         self._durable = durable
 
     def claim(
-        self, key: str, token: str, incident: str, ttl_s: float, lease_s: float
+        self,
+        key: str,
+        token: str,
+        incident: str,
+        ttl_s: float,
+        lease_s: float,
+        started: tuple[AuditRecord, float] | None = None,
     ) -> ActState | None:
-        """Claim ``key`` for ``token`` (None), or the state of whoever has it; on disk first."""
-        return self._durable.run(lambda conn: claim(conn, key, token, incident, ttl_s, lease_s))
+        """Claim ``key`` for ``token`` (None), or the state of whoever has it; on disk first.
+
+        ``started``'s record is written in the claim's own transaction, if the claim is taken.
+        """
+
+        # NOTE: the record's JSON is made before the write lock is taken, not while holding it.
+        row = audit.row(started[0], STARTED) if started is not None else None
+
+        def apply(conn: sqlite3.Connection) -> ActState | None:
+            found = claim(conn, key, token, incident, ttl_s, lease_s)
+            if found is None and row is not None:
+                conn.execute(audit.UPSERT, row)
+            return found
+
+        return self._durable.run(apply)
 
     def state(self, key: str) -> ActState | None:
         """The act's state, or None if there is no live row for it."""

@@ -14,12 +14,24 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from host.store.records import STARTED, AuditRecord
+from host.store.sqlite.journal import Journal
 from host.store.sqlite.pool import Connections
 from host.store.sqlite.sweep import Sweeping
 
-__all__ = ["AUDIT_WAIT_S", "SCHEMA", "SqliteAudit", "prune", "query", "write", "write_many"]
+__all__ = [
+    "AUDIT_WAIT_S",
+    "SCHEMA",
+    "UPSERT",
+    "SqliteAudit",
+    "prune",
+    "query",
+    "row",
+    "write",
+    "write_many",
+]
 
 #: How long an audit record's write waits for another process's write lock. Writers hold it for
 #: well under a millisecond; a lock held longer is a stuck writer, and the record is given up.
@@ -40,7 +52,7 @@ CREATE INDEX IF NOT EXISTS store_audit_tool ON store_audit (tool, at);
 """
 
 
-_UPSERT = (
+UPSERT = (
     "INSERT INTO store_audit (id, at, principal, tool, rank, body)"
     " VALUES (?, ?, ?, ?, ?, ?)"
     " ON CONFLICT (id) DO UPDATE SET at = excluded.at, principal = excluded.principal,"
@@ -49,18 +61,19 @@ _UPSERT = (
 )
 
 
-def _row(record: AuditRecord, rank: int) -> tuple[str, float, str, str, int, str]:
+def row(record: AuditRecord, rank: int) -> tuple[str, float, str, str, int, str]:
+    """The parameters of :data:`UPSERT` for ``record`` at ``rank``."""
     return (record.id, record.time, record.principal, record.tool, rank, record.body())
 
 
 def write(conn: sqlite3.Connection, record: AuditRecord, rank: int) -> bool:
     """Insert ``record``, or replace the call's record if it has a lower rank; whether it did."""
-    return conn.execute(_UPSERT, _row(record, rank)).rowcount == 1
+    return conn.execute(UPSERT, row(record, rank)).rowcount == 1
 
 
 def write_many(conn: sqlite3.Connection, records: Sequence[tuple[AuditRecord, int]]) -> None:
     """:func:`write` each record with its rank, in order, in one statement's prepared form."""
-    conn.executemany(_UPSERT, [_row(record, rank) for record, rank in records])
+    conn.executemany(UPSERT, [row(record, rank) for record, rank in records])
 
 
 def query(
@@ -105,11 +118,29 @@ class SqliteAudit:
     def __init__(self, pool: Connections, writes: Sweeping) -> None:
         self._pool = pool
         self._writes = writes
+        self._journal = Journal(Path(f"{pool.path}-acts"), self._replay)  # store.db-acts-*.log
+        # NOTE: a store opened after a crash writes the records its dead workers left at once,
+        # and every process's sweep looks for workers that die later.
+        self._journal.sweep()
+        self._journal.watch()
 
     def write(self, record: AuditRecord, rank: int, keep_s: float) -> bool:
         """Write ``record`` unless the call has one of equal or higher rank; whether it did."""
         with self._pool.write(wait_s=AUDIT_WAIT_S) as conn:
             return write(conn, record, rank)
+
+    def started(self, record: AuditRecord, keep_s: float) -> None:
+        """Keep a first round's act's record, durably, before it starts: in this process's
+        journal, written into the table by whoever finds the process dead."""
+        self._journal.append(record, keep_s)
+
+    def _replay(self, records: list[tuple[AuditRecord, float]]) -> None:
+        with self._pool.write(wait_s=AUDIT_WAIT_S) as conn:
+            write_many(conn, [(record, STARTED) for record, _ in records])
+
+    def close(self) -> None:
+        """Stop the journal's sweep and let go of this process's journal files."""
+        self._journal.close()
 
     def write_many(self, records: Sequence[tuple[AuditRecord, int]], keep_s: float) -> None:
         """Write each record with its rank, in order, in one transaction."""

@@ -120,4 +120,5 @@ class SqliteBackend:
     def close(self) -> None:
         """Stop the watcher and close this process's idle connections."""
         self.queues.watcher.stop()
+        self.audit.close()
         self.pool.close()
