@@ -119,9 +119,9 @@ class Acts:
         """The ``ctx.once`` of a first round: its audit record written, then run under the limit.
 
         ``lost`` is as for :meth:`guard`; its record is written durably before the act starts.
-        No claim: nothing can retry it. NOTE: a store that cannot keep the record (its journal
-        file cannot be written, Redis is down) does not fail the call, as for any audit record:
-        the act runs and the log says its record is missing (``act_record_unwritten``).
+        No claim: nothing can retry it. A store that cannot keep the record (its journal file
+        cannot be written, Redis is down) refuses the act as it refuses a claim (the StoreError
+        reaches the caller as HTTP 503): no act runs with nothing to audit it from.
         """
 
         def once(act: Callable[[], Outcome]) -> Outcome:
@@ -132,7 +132,7 @@ class Acts:
                     self.store.act_starting(started[0], keep_s=started[1])
                 except StoreError as exc:
                     log.error(
-                        "an act's record could not be written before it started",
+                        "an act was refused: its record could not be written before it started",
                         extra={
                             "event": "act_record_unwritten",
                             "tool": tool,
@@ -140,6 +140,7 @@ class Acts:
                             "reason": exc.message,
                         },
                     )
+                    raise
             return Acts.first_round(tool, limit_s, incident)(act)
 
         return once

@@ -5,7 +5,8 @@ reloads, and on a full filesystem the workers died of SIGBUS (their memory-mappe
 into pages the disk could not back), dropping requests, while ``/readyz`` said ready. Now the
 folder is 0700 and its files 0600; an exited worker's counts are folded into one archive per
 type and its files removed, the sums unchanged; and on a full disk metrics stop (logged once),
-every call is answered, and ``/readyz`` answers 503 with the reason.
+every call is answered (an act refused with 503, since its record cannot be kept before it starts),
+and ``/readyz`` answers 503 with the reason.
 """
 
 from __future__ import annotations
@@ -22,12 +23,15 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from support.modern import call
+from support.modern import Mcp, call
 from support.servers import Server, host_serve
 from support.waiting import wait_until
+from support.wire import Served
 from support.workers import connections_on_two_workers
 
 pytestmark = pytest.mark.served
+
+_OUTBOX = {"name": "list_outbox", "arguments": {}}
 
 
 def _rounds(server: Server) -> float:
@@ -136,7 +140,7 @@ def test_a_full_disk_stops_metrics_not_workers(tmp_path: Path) -> None:
             answered = 0
             for _ in range(20):
                 conn = server.connect()
-                assert call(conn, "list_outbox", {})["structuredContent"] is not None
+                assert call(conn, "service_status", {})["structuredContent"] is not None
                 call(conn, "close_ticket", {"id": "T-1"})  # asks: new label sets
                 answered += 1
             assert answered == 20
@@ -144,6 +148,18 @@ def test_a_full_disk_stops_metrics_not_workers(tmp_path: Path) -> None:
             # NOTE: full again: retiring the killed worker removed its files, which freed space.
             _fill(disk)
             conn = server.connect()
+            # NOTE: an act needs its record kept before it starts: on the full disk it is
+            # refused (503, nothing done), answered, never dropped; a read is still served.
+            # The first few records may still fit in the slack of their file's last page.
+            statuses = []
+            for _ in range(40):
+                reply = Mcp(Served(conn)).request("tools/call", _OUTBOX)
+                statuses.append(reply.status_code)
+                if reply.status_code == 503:
+                    assert "store" in reply.json["error"]["message"], reply.text
+            assert set(statuses) <= {200, 503} and 503 in statuses, statuses
+            assert set(statuses[statuses.index(503) :]) == {503}, statuses
+            assert call(conn, "service_status", {})["structuredContent"] is not None
             conn.request("GET", "/readyz")
             response = conn.getresponse()
             body = response.read().decode()

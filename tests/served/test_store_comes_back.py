@@ -235,9 +235,10 @@ def test_a_worker_replaced_while_redis_is_down_leaves_the_host_running(
         try:
             before = workers(server)
             os.kill(before[0], signal.SIGKILL)
-            time.sleep(4)  # its replacements cannot open the store, again and again
+            # NOTE: waited for, not slept: under load a replacement takes seconds to boot.
+            assert wait_until(lambda: "cannot open the store now" in server.log.read_text(), 30)
+            time.sleep(3)  # its replacements cannot open the store, again and again
             assert alive(server), "the host stopped"
-            assert "cannot open the store now" in server.log.read_text()
         finally:
             redis.start()
         assert wait_until(lambda: len(workers(server)) == 2, 10)

@@ -103,18 +103,19 @@ def test_a_claimed_act_starts_with_its_record_written_by_the_claim(store: Store)
     assert store.act_state("act:n1") is not None
 
 
-def test_a_first_rounds_act_runs_when_its_record_cannot_be_written(
+def test_a_first_rounds_act_never_runs_when_its_record_cannot_be_written(
     store: Store, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     def refuse(*args: object, **kwargs: object) -> bool:
         raise StoreError("the store is locked")
 
     monkeypatch.setattr(store, "act_starting", refuse)
-    with caplog.at_level(logging.ERROR, "host.protocol.acts"):
-        outcome = Acts(store, ttl_s=60).first("send", 5.0, _lost)(
-            lambda: Outcome.from_value("sent", acted=True)
+    ran: list[bool] = []
+    with caplog.at_level(logging.ERROR, "host.protocol.acts"), pytest.raises(StoreError):
+        Acts(store, ttl_s=60).first("send", 5.0, _lost)(
+            lambda: (ran.append(True), Outcome.from_value("sent", acted=True))[1]
         )
-    assert outcome.acted and not outcome.is_error
+    assert ran == []
     [line] = [r for r in caplog.records if getattr(r, "event", None) == "act_record_unwritten"]
     assert (line.tool, line.reason) == ("send", "the store is locked")  # type: ignore[attr-defined]
 
