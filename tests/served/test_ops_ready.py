@@ -48,7 +48,7 @@ def assert_probes(server: Server, ready: bool, reason: str = "") -> None:
         assert probe(conn, "/healthz") == (200, {"status": "ok"})
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        list(pool.map(check, connections_on_two_workers(server)))
+        list(pool.map(check, connections_on_two_workers(server, "service_status")))
 
 
 @contextmanager
