@@ -27,11 +27,10 @@ from mcp.client.streamable_http import create_mcp_http_client, streamable_http_c
 from mcp.types import ElicitResult
 from playwright.sync_api import Browser, Page, expect
 
-from support.asks import ASK_FIXTURE, files_holding, make_tokens
+from support.asks import ServedAsks, files_holding, serve_asks
 from support.browser import chromium, new_context, playwright
 from support.node import TS_V2_PACKAGES, run_script
 from support.paths import ROOT
-from support.servers import host_serve
 
 __all__ = ["chromium", "playwright"]  # the fixtures, used by name
 
@@ -65,20 +64,12 @@ await client.close();
 """
 
 
-class Served:
-    def __init__(self, url: str, tokens: dict[str, str], folder: Path) -> None:
-        self.url, self.tokens, self.folder = url, tokens, folder
-
-
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    folder = tmp_path_factory.mktemp("url-asks-e2e")
-    tokens = make_tokens(folder / "tokens")
-    with host_serve(
-        folder, "host", "--workers", "2", "--threads", "8", specs=ASK_FIXTURE / "specs",
-        HOST_AUTH_TOKENS=tokens["file"], HOST_PUBLIC_URL="http://127.0.0.1:{port}",
-    ) as server:  # fmt: skip
-        yield Served(server.url, tokens, folder)
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedAsks]:
+    with serve_asks(
+        tmp_path_factory.mktemp("url-asks-e2e"), HOST_PUBLIC_URL="http://127.0.0.1:{port}"
+    ) as served:
+        yield served
 
 
 def in_thread(run: Callable[[], Any]) -> Callable[[], Any]:
@@ -112,7 +103,7 @@ def shot(page: Page, tmp_path: Path, name: str) -> None:
 
 
 def answer_in_browser(
-    chromium: Browser, served: Served, url: str, key: str, tmp_path: Path, phone: bool = False
+    chromium: Browser, served: ServedAsks, url: str, key: str, tmp_path: Path, phone: bool = False
 ) -> None:
     """Chromium opens the client's URL, signs in as alice, and submits the key."""
     context = new_context(chromium, phone=phone)
@@ -146,7 +137,7 @@ def wait_for(found: Callable[[], Any], timeout_s: float = 30) -> Any:
     raise AssertionError("the client never got the URL")
 
 
-def kept(served: Served, service: str, key: str) -> None:
+def kept(served: ServedAsks, service: str, key: str) -> None:
     digest = hashlib.sha256(key.encode()).hexdigest()
     rows = [
         json.loads(line)
@@ -159,7 +150,7 @@ def kept(served: Served, service: str, key: str) -> None:
 
 @pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
 def test_the_python_sdk_and_a_person_in_chromium(
-    chromium: Browser, served: Served, tmp_path: Path, mode: str
+    chromium: Browser, served: ServedAsks, tmp_path: Path, mode: str
 ) -> None:
     key, service = f"py-{mode}-{os.urandom(8).hex()}", f"py-{mode}"
     urls: queue.Queue[Any] = queue.Queue()
@@ -190,7 +181,7 @@ def test_the_python_sdk_and_a_person_in_chromium(
 
 @pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
 def test_the_typescript_client_2x_and_a_person_in_chromium(
-    chromium: Browser, served: Served, tmp_path: Path, mode: str
+    chromium: Browser, served: ServedAsks, tmp_path: Path, mode: str
 ) -> None:
     key, service = f"ts-{mode}-{os.urandom(8).hex()}", f"ts-{mode}"
     url_file = tmp_path / "url.json"

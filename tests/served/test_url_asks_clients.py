@@ -23,31 +23,21 @@ from mcp import Client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from mcp.types import ElicitResult
 
-from support.asks import ASK_FIXTURE, HttpBrowser, files_holding, make_tokens
-from support.servers import clean_env, host_serve
+from support.asks import ASK_FIXTURE, HttpBrowser, ServedAsks, files_holding, serve_asks
+from support.servers import clean_env
 
 pytestmark = pytest.mark.served
 
 
-class Served:
-    def __init__(self, url: str, tokens: dict[str, str], folder: Path) -> None:
-        self.url, self.tokens, self.folder = url, tokens, folder
-
-
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    folder = tmp_path_factory.mktemp("url-asks")
-    tokens = make_tokens(folder / "tokens")
-    with host_serve(
-        folder, "host", "--workers", "2", "--threads", "8", specs=ASK_FIXTURE / "specs",
-        HOST_AUTH_TOKENS=tokens["file"],
-    ) as server:  # fmt: skip
-        yield Served(server.url, tokens, folder)
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedAsks]:
+    with serve_asks(tmp_path_factory.mktemp("url-asks")) as served:
+        yield served
 
 
 @pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
 def test_the_python_sdk_gets_the_url_the_page_is_submitted_and_the_call_goes_on(
-    served: Served, mode: str
+    served: ServedAsks, mode: str
 ) -> None:
     key = f"sdk-{mode}-" + hashlib.sha256(mode.encode()).hexdigest()[:16]
     seen: list[Any] = []
@@ -81,7 +71,7 @@ def test_the_python_sdk_gets_the_url_the_page_is_submitted_and_the_call_goes_on(
 
 
 def test_host_call_prints_the_link_and_goes_on_once_the_page_is_submitted(
-    served: Served,
+    served: ServedAsks,
 ) -> None:
     key = "host-call-" + hashlib.sha256(b"host call").hexdigest()[:16]
     argv = [sys.executable, "-m", "host", "call", "rotate_key", "--url", served.url,

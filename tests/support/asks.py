@@ -3,6 +3,7 @@ stand-in that signs in and submits an ask's page, and where to look for a leaked
 
 from __future__ import annotations
 
+import contextlib
 import re
 import urllib.parse
 from collections.abc import Iterator
@@ -21,16 +22,19 @@ from host.pages.session import SESSION_COOKIE, Sessions
 from host.settings import Settings
 from host.testing import McpClient
 from support.paths import FIXTURES
+from support.servers import host_serve
 
 __all__ = [
     "ASK_SPECS",
     "PUBLIC_URL",
     "AskHost",
     "HttpBrowser",
+    "ServedAsks",
     "Visitor",
     "csrf_of",
     "files_holding",
     "make_tokens",
+    "serve_asks",
     "url_host",
 ]
 
@@ -48,6 +52,26 @@ def make_tokens(path: Path) -> dict[str, str]:
         for name, scopes in [("alice", []), ("bob", ["ops:approve"])]
     }
     return {**made, "file": str(path)}
+
+
+@dataclass(frozen=True)
+class ServedAsks:
+    """A served key-rotation host: its URL, alice's and bob's tokens, and its folder."""
+
+    url: str
+    tokens: dict[str, str]
+    folder: Path
+
+
+@contextlib.contextmanager
+def serve_asks(folder: Path, **env: str) -> Iterator[ServedAsks]:
+    """``host serve`` with two workers on the key-rotation fixture and static tokens."""
+    tokens = make_tokens(folder / "tokens")
+    with host_serve(
+        folder, "host", "--workers", "2", "--threads", "8", specs=ASK_SPECS,
+        HOST_AUTH_TOKENS=tokens["file"], **env,
+    ) as server:  # fmt: skip
+        yield ServedAsks(server.url, tokens, folder)
 
 
 def csrf_of(page: falcon.testing.Result) -> str:
