@@ -85,6 +85,7 @@ def assemble(
     *,
     machines: Mapping[str, Machine] | None = None,
     observers: Sequence[Observer] | None = None,
+    store_checked: bool = False,
 ) -> Assembly:
     """Load (unless given), compile and serve the specs ``settings`` names.
 
@@ -99,6 +100,9 @@ def assemble(
         machines: ``project`` already compiled (a gunicorn master hands its workers both).
         observers: What watches the rounds; by default :func:`observers_for` the settings.
             The audit trail is added to them either way.
+        store_checked: A gunicorn master opened the store and checked its risks before
+            starting this worker: the worker does not check again, and a Redis it cannot reach
+            now is an outage its calls meet (503), not a failure to start.
 
     Raises:
         host.errors.SpecError: The specs have problems (every diagnostic is attached).
@@ -112,9 +116,11 @@ def assemble(
     if settings.store_url is None:
         private_dir(settings.data_dir)
     keys = settings.secrets or (ensure_secret(settings.data_dir),)
-    store = open_store(settings.store)
+    store = open_store(settings.store, connect=not store_checked)
     try:
-        risks = require_durable(store, acknowledged=settings.store_volatile_ok)
+        risks = (
+            [] if store_checked else require_durable(store, acknowledged=settings.store_volatile_ok)
+        )
     except BaseException:
         store.close()
         raise

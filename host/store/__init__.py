@@ -45,7 +45,7 @@ SCHEMES = ("sqlite", "redis", "rediss")
 """The URL schemes :func:`open_store` accepts."""
 
 
-def open_store(url: str, *, lease_s: float = DEFAULT_LEASE_S) -> Store:
+def open_store(url: str, *, lease_s: float = DEFAULT_LEASE_S, connect: bool = True) -> Store:
     """Open the store a URL names.
 
     Args:
@@ -53,6 +53,8 @@ def open_store(url: str, *, lease_s: float = DEFAULT_LEASE_S) -> Store:
             ``rediss://host:port/db``.
         lease_s: How long an act claim lasts without its owner renewing it: a dead owner's
             claims read ``lost`` after at most this long.
+        connect: Reach a Redis store now (False: at its first command, for a worker whose
+            master checked the store; an outage then fails commands, not the opening).
 
     Returns:
         A store ready for use; close it with :meth:`Store.close`.
@@ -69,7 +71,7 @@ def open_store(url: str, *, lease_s: float = DEFAULT_LEASE_S) -> Store:
     if scheme in ("redis", "rediss"):
         from host.store.redis import RedisBackend
 
-        return Store(RedisBackend(url), lease_s=lease_s)
+        return Store(RedisBackend(url, connect=connect), lease_s=lease_s)
     accepted = ", ".join(f"{name}://" for name in SCHEMES)
     shown = f"scheme {scheme + '://'!r}" if scheme else "no scheme"
     raise StoreError(f"store URL {redact(url)!r} has {shown}; use one of {accepted}")

@@ -327,6 +327,7 @@ def create_app(
     machines: Mapping[str, Machine] | None = None,
     authenticator: Authenticator | None = None,
     approvals: Inbox | None = None,
+    store_checked: bool = False,
 ) -> falcon.App[falcon.Request, falcon.Response]:
     """The WSGI app serving one spec directory.
 
@@ -338,6 +339,7 @@ def create_app(
         machines: ``project`` already compiled.
         authenticator: Checks callers' tokens; built from ``settings.auth`` when None.
         approvals: The approval requests the inbox pages show (none when None).
+        store_checked: The master checked the store (see :func:`host.assembly.assemble`).
 
     Raises:
         host.errors.SpecError: The specs have problems (every diagnostic is attached).
@@ -358,7 +360,7 @@ def create_app(
             extra={"event": "generated_secret"},
         )
     authenticator = authenticator or _authenticator(settings)
-    served = assemble(settings, project, machines=machines)
+    served = assemble(settings, project, machines=machines, store_checked=store_checked)
     return build_app(served, authenticator, approvals)
 
 

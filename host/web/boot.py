@@ -5,7 +5,8 @@ with the exit status that tells gunicorn not to start it again. A store that can
 the one exception under ``host serve``, whose master checked the store before any worker started:
 a worker that meets it later meets an outage, so it exits with a status after which gunicorn
 starts another worker a moment later (and the host recovers when the store does), instead of
-stopping the whole host.
+stopping the whole host. (Such a worker does not reach a Redis store at boot at all: it boots
+through a Redis outage, not ready, and its calls get 503 until Redis is back.)
 """
 
 from __future__ import annotations
@@ -58,7 +59,9 @@ def load_app(
         settings = settings or Settings.from_env()
         configure_logging(settings.log_level)
         end_streams_on_stop()
-        return create_app(settings=settings, project=project, machines=machines)
+        return create_app(
+            settings=settings, project=project, machines=machines, store_checked=store_checked
+        )
     except StoreError as exc:
         if not store_checked:
             print(f"host: not serving: {exc.message}", file=sys.stderr)

@@ -48,8 +48,10 @@ class RedisBackend:
     file = None
     """Not a store in one file."""
 
-    def __init__(self, url: str, *, prefix: str = "host:", recheck_s: float = 2.0) -> None:
-        self.client = RedisClient(url, prefix)
+    def __init__(
+        self, url: str, *, prefix: str = "host:", recheck_s: float = 2.0, connect: bool = True
+    ) -> None:
+        self.client = RedisClient(url, prefix, connect=connect)
         self.audit = RedisAudit(self.client)
         self.acts = RedisActs(self.client, self.audit)
         self.records = RedisRecords(self.client)

@@ -61,7 +61,7 @@ class RedisClient:
         host.errors.StoreError: redis-py is not installed, or the server cannot be reached.
     """
 
-    def __init__(self, url: str, prefix: str) -> None:
+    def __init__(self, url: str, prefix: str, *, connect: bool = True) -> None:
         try:
             import redis
         except ImportError as exc:
@@ -85,6 +85,11 @@ class RedisClient:
                 timeout=20,
             )
             self.raw: Any = redis.Redis(connection_pool=pool)
+            if not connect:
+                # NOTE: a worker of a host whose master checked this Redis: an outage now is
+                # an outage, met by every command (503, /readyz not ready) until Redis is
+                # back, not a reason for the worker to die.
+                return
             try:
                 self.raw.ping()
             except redis.ResponseError as exc:
