@@ -17,8 +17,8 @@ import pytest
 from host.auth import AuthSettings
 from host.spec import load_project
 from support.approvals import SPECS, SURE, make_tokens
-from support.asks import Visitor, csrf_of
 from support.modern import Mcp, app_client
+from support.visitor import Visitor, csrf_of
 
 API = "/approvals/api/requests"
 

@@ -20,12 +20,11 @@ from host.pages.render import CSP
 from support.asks import (
     PUBLIC_URL,
     AskHost,
-    Visitor,
-    csrf_of,
     files_holding,
     page_path,
     url_host,
 )
+from support.visitor import Visitor, csrf_of
 
 SECRET = "k3y-0f-the-day-7f1c2b9d"
 
@@ -173,8 +172,6 @@ def test_signed_in_with_an_issuer_as_alice_the_static_alices_page_is_not_hers(
 
 
 def test_without_a_session_the_page_asks_to_sign_in_and_comes_back(host: AskHost) -> None:
-    from support.asks import Visitor
-
     _, url = first_round(host)
     visitor = Visitor(host.app)
     path = visitor.get(page_path(url)).headers["Location"].replace(PUBLIC_URL, "")

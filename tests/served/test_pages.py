@@ -6,7 +6,6 @@ A Falcon test client plays the browser (its cookies kept by :class:`Visitor`); t
 
 from __future__ import annotations
 
-import re
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -25,39 +24,9 @@ from support.helpdesk import settings_for
 from support.inbox_memory import MemoryApprovals, sample_requests
 from support.oauth import AUDIENCE, MockAuthServer
 from support.servers import host_serve
+from support.visitor import Visitor, csrf_of
 
 pytestmark = pytest.mark.served
-
-
-class Visitor:
-    """A test client with a cookie jar, as a browser would be."""
-
-    def __init__(self, app: Any) -> None:
-        self.client = falcon.testing.TestClient(app)
-        self.jar: dict[str, str] = {}
-
-    def _keep(self, result: falcon.testing.Result) -> falcon.testing.Result:
-        for name, cookie in result.cookies.items():
-            if cookie.value and (cookie.max_age is None or cookie.max_age > 0):
-                self.jar[name] = cookie.value
-            else:
-                self.jar.pop(name, None)
-        return result
-
-    def get(self, path: str, **params: str) -> falcon.testing.Result:
-        return self._keep(self.client.simulate_get(path, params=params, cookies=self.jar))
-
-    def post(self, path: str, form: dict[str, str]) -> falcon.testing.Result:
-        body = urllib.parse.urlencode(form)
-        headers = {"Content-Type": "application/x-www-form-urlencoded"}
-        result = self.client.simulate_post(path, body=body, headers=headers, cookies=self.jar)
-        return self._keep(result)
-
-
-def csrf_of(page: falcon.testing.Result) -> str:
-    match = re.search(r'name="csrf" value="([^"]+)"', page.text)
-    assert match, page.text
-    return match.group(1)
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from host.settings import Settings
 from host.testing import McpClient
 from support.paths import FIXTURES
 from support.servers import host_serve
+from support.visitor import Visitor, csrf_of
 
 __all__ = [
     "ASK_SPECS",
@@ -30,8 +30,6 @@ __all__ = [
     "AskHost",
     "HttpBrowser",
     "ServedAsks",
-    "Visitor",
-    "csrf_of",
     "files_holding",
     "make_tokens",
     "serve_asks",
@@ -72,45 +70,6 @@ def serve_asks(folder: Path, **env: str) -> Iterator[ServedAsks]:
         HOST_AUTH_TOKENS=tokens["file"], **env,
     ) as server:  # fmt: skip
         yield ServedAsks(server.url, tokens, folder)
-
-
-def csrf_of(page: falcon.testing.Result) -> str:
-    """The CSRF token of the page's form."""
-    match = re.search(r'name="csrf" value="([^"]+)"', page.text)
-    assert match, page.text
-    return match.group(1)
-
-
-class Visitor:
-    """A browser stand-in with a cookie jar, on the in-process app."""
-
-    def __init__(self, app: Any) -> None:
-        self.client = falcon.testing.TestClient(app)
-        self.jar: dict[str, str] = {}
-
-    def _keep(self, result: falcon.testing.Result) -> falcon.testing.Result:
-        for name, cookie in result.cookies.items():
-            if cookie.value and (cookie.max_age is None or cookie.max_age > 0):
-                self.jar[name] = cookie.value
-            else:
-                self.jar.pop(name, None)
-        return result
-
-    def get(self, path: str) -> falcon.testing.Result:
-        return self._keep(self.client.simulate_get(path, cookies=self.jar))
-
-    def post(self, path: str, form: dict[str, str]) -> falcon.testing.Result:
-        body = urllib.parse.urlencode(form)
-        headers = {"Content-Type": "application/x-www-form-urlencoded"}
-        return self._keep(
-            self.client.simulate_post(path, body=body, headers=headers, cookies=self.jar)
-        )
-
-    def sign_in(self, token: str) -> Visitor:
-        form = self.get("/approvals/sign-in")
-        done = self.post("/approvals/sign-in", {"token": token, "csrf": csrf_of(form)})
-        assert done.status_code == 303, done.text
-        return self
 
 
 def page_path(url: str) -> str:
