@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import signal
 import threading
 import time
 from multiprocessing.queues import Queue
@@ -25,6 +24,7 @@ from host.errors import StoreError
 from host.store import ActClaim, ActState, Lock, Store, open_store
 from host.store.asks import AskField, UrlAsk, new_ask_id
 from host.store.records import ACTED, ENDED, AuditRecord, approval_id
+from support.freezing import frozen
 
 pytestmark = pytest.mark.served
 
@@ -645,9 +645,6 @@ def test_a_live_holder_keeps_its_lock_past_many_leases(store_url: str, key: str)
 def _lock_and_stall(url: str, key: str, go: Event, out: Queue[str]) -> None:
     store = open_store(url, lease_s=2.0)
     lock = store.acquire_lock(key)
-    # NOTE: the keeper renews at once, then every 0.67 s; stopped in a renewal, this process
-    # would hold the SQLite file's write lock (and every other writer) while it is frozen.
-    time.sleep(0.3)
     out.put("held" if lock is not None else "refused")
     go.wait(30)
     assert lock is not None
@@ -663,14 +660,11 @@ def test_a_stalled_or_dead_holders_lock_comes_free_within_a_lease(
     holder.start()
     assert out.get(timeout=10) == "held"
     assert holder.pid is not None
-    os.kill(holder.pid, signal.SIGSTOP)  # frozen, or dead: its lease is not renewed either way
-    try:
+    with frozen(holder.pid, store_url):  # frozen, or dead: its lease is not renewed either way
         began = time.monotonic()
         mine = store.acquire_lock(key, wait_s=10)
         assert mine is not None
         assert time.monotonic() - began < 2.0 + 3
-    finally:
-        os.kill(holder.pid, signal.SIGCONT)
     time.sleep(0.5)  # awake again, its keeper renews nothing that is not its own
     go.set()
     # The old holder learns that the lock was no longer its own, and frees nothing of ours.

@@ -32,6 +32,7 @@ from host.store import (
     require_durable,
 )
 from host.store.sqlite import SqliteBackend
+from support.freezing import frozen
 from support.redis import RedisServer
 
 CTX = multiprocessing.get_context("fork")
@@ -147,12 +148,9 @@ def test_a_stalled_owner_reads_lost_and_its_late_result_still_lands(
     owner.start()
     assert out.get(timeout=10) == "claimed"
     assert owner.pid is not None
-    os.kill(owner.pid, signal.SIGSTOP)  # a process frozen mid-act (swapped out, debugged)
-    try:
+    with frozen(owner.pid, store_url):  # a process frozen mid-act (swapped out, debugged)
         _lost(store.wait_act(key, 15), "inc-stalled")
         assert isinstance(store.claim_act(key, ttl_s=60, incident="retry"), ActState)
-    finally:
-        os.kill(owner.pid, signal.SIGCONT)
     # Awake again, the owner renews its claim: running, still its own, until it records.
     deadline = time.monotonic() + 10
     while (state := store.act_state(key)) and state.status != "running":
