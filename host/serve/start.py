@@ -178,7 +178,7 @@ def gunicorn_settings(options: ServeOptions) -> dict[str, Any]:
     return {
         "bind": [options.bind],
         "workers": options.workers,
-        "worker_class": "gthread",
+        "worker_class": "host.serve.worker.ThreadWorker",
         "threads": options.threads,
         # NOTE: gunicorn counts every open connection, kept-alive idle ones too, against this;
         # its default (1000) would stop a worker from accepting before its threads are busy.
