@@ -31,7 +31,7 @@ from host.spec.model import Project
 from host.web.admission import Admission, Held
 from host.web.approvals_api import add_approvals_api
 from host.web.auth import Gate, MetadataResource
-from host.web.lifecycle import STOPPING, client_gone
+from host.web.lifecycle import STOPPING, client_gone, until_gone
 from host.web.probes import HealthResource, MetricsResource, ReadyResource
 
 __all__ = [
@@ -230,7 +230,7 @@ class McpResource:
             held.close()
             self._not_allowed(req, resp)
             return
-        self._write(resp, reply, held)
+        self._write(req, resp, reply, held)
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response) -> None:
         """End the legacy session ``Mcp-Session-Id`` names (204); 405 without one.
@@ -248,7 +248,7 @@ class McpResource:
         if reply is None:
             self._not_allowed(req, resp)
             return
-        self._write(resp, reply)
+        self._write(req, resp, reply)
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         """One JSON-RPC message in, one reply out."""
@@ -277,7 +277,7 @@ class McpResource:
             raise
         finally:
             CALLER.reset(token)
-        self._write(resp, reply, held)
+        self._write(req, resp, reply, held)
 
     def _read_body(self, req: falcon.Request, resp: falcon.Response) -> bytes | None:
         limit = self.settings.max_body
@@ -295,7 +295,9 @@ class McpResource:
             return None
         return body
 
-    def _write(self, resp: falcon.Response, reply: Reply, held: Held | None = None) -> None:
+    def _write(
+        self, req: falcon.Request, resp: falcon.Response, reply: Reply, held: Held | None = None
+    ) -> None:
         if held is not None and reply.stream is None:
             held.close()
         resp.status = reply.status
@@ -305,7 +307,8 @@ class McpResource:
             resp.set_header(name, value)
         if reply.stream is not None:
             resp.content_type = "text/event-stream"
-            resp.stream = held.stream(reply.stream) if held is not None else reply.stream
+            stream = until_gone(reply.stream, client_gone(req.env))
+            resp.stream = held.stream(stream) if held is not None else stream
         elif reply.body is not None:
             resp.content_type = falcon.MEDIA_JSON
             resp.text = json.dumps(reply.body, ensure_ascii=False)

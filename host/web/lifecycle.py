@@ -13,11 +13,11 @@ import select
 import signal
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from types import FrameType
 from typing import Any
 
-__all__ = ["STOPPING", "client_gone", "end_streams_on_stop"]
+__all__ = ["STOPPING", "client_gone", "end_streams_on_stop", "until_gone"]
 
 log = logging.getLogger("host.web")
 
@@ -69,3 +69,38 @@ def client_gone(environ: dict[str, Any]) -> Callable[[], bool]:
             return True
 
     return gone
+
+
+def until_gone(chunks: Iterable[bytes], gone: Callable[[], bool]) -> Iterable[bytes]:
+    """``chunks`` of an event stream, ended at a keep-alive once its client has gone.
+
+    NOTE: a write to a connection the client has closed succeeds (the kernel takes it, and the
+    client answers with a reset), so a waiting stream learnt of it only at its second keep-alive:
+    a question given up held its thread and its place in the caller's limits for two keep-alive
+    periods. Checked before each keep-alive comment, it is one.
+    """
+    return _UntilGone(iter(chunks), gone)
+
+
+class _UntilGone:
+    """An event stream that stops at its next keep-alive comment once the client has gone."""
+
+    def __init__(self, chunks: Iterator[bytes], gone: Callable[[], bool]) -> None:
+        self._chunks = chunks
+        self._gone = gone
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self
+
+    def __next__(self) -> bytes:
+        chunk = next(self._chunks)
+        if chunk.startswith(b":") and self._gone():
+            self.close()
+            raise StopIteration
+        return chunk
+
+    def close(self) -> None:
+        """End the stream where it waits (the server calls this at the reply's end)."""
+        close: Any = getattr(self._chunks, "close", None)
+        if close is not None:
+            close()

@@ -78,7 +78,7 @@ def test_one_sessions_open_questions_are_capped_in_each_worker(tmp_path: Path) -
         finally:
             for conn in held:
                 conn.close()
-        # a question given up frees its place (its worker notices at the next keep-alive, 15 s)
+        # a question given up frees its place (its worker notices at its next keep-alive, 15 s)
 
         def asks_again() -> bool:
             conn, status, _ = open_question(server, flooding)
