@@ -29,6 +29,7 @@ import falcon
 from gunicorn.app.base import BaseApplication
 from gunicorn.arbiter import Arbiter
 
+from host.serve.pinning import pin_after_fork, pin_before_fork
 from host.serve.reload import Specs
 from host.serve.storefile import StoreFile
 from host.settings import Settings
@@ -47,6 +48,7 @@ class HostServer(BaseApplication):  # type: ignore[misc]
         settings: The workers' settings.
         specs: The specs, already loaded once (:attr:`Specs.current` is set).
         watch: Reload when a spec or handler file changes.
+        pin_workers: Keep each worker on a CPU of its own (:mod:`host.serve.pinning`).
         metrics_dir: The private multiprocess metrics folder, removed when the master stops.
         store_file: The SQLite store's file as the master found it (None for Redis).
     """
@@ -58,6 +60,7 @@ class HostServer(BaseApplication):  # type: ignore[misc]
         specs: Specs,
         *,
         watch: bool = False,
+        pin_workers: bool = False,
         metrics_dir: Path | None = None,
         store_file: StoreFile | None = None,
     ) -> None:
@@ -65,6 +68,7 @@ class HostServer(BaseApplication):  # type: ignore[misc]
         self.settings = settings
         self.specs = specs
         self.watch = watch
+        self.pin_workers = pin_workers
         self.metrics_dir = metrics_dir
         self.store_file = store_file
         self.master_pid = os.getpid()
@@ -76,6 +80,9 @@ class HostServer(BaseApplication):  # type: ignore[misc]
             self.cfg.set(name, value)
         self.cfg.set("child_exit", _child_exit)
         self.cfg.set("on_exit", self._on_exit)
+        if self.pin_workers:
+            self.cfg.set("pre_fork", pin_before_fork)
+            self.cfg.set("post_fork", pin_after_fork)
 
     def load(self) -> falcon.App[falcon.Request, falcon.Response]:
         """The app a worker serves: the master's current specs (runs in the worker).

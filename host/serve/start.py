@@ -72,6 +72,7 @@ class ServeOptions:
         timeout: Seconds a worker may stay silent before gunicorn restarts it; gthread workers
             keep beating while their threads wait, so long questions are safe.
         reload: Reload when a spec or handler file changes (checked first, like SIGHUP).
+        pin_workers: Keep each worker on a CPU of its own (:mod:`host.serve.pinning`).
     """
 
     specs: Path = Path("specs")
@@ -81,6 +82,7 @@ class ServeOptions:
     threads: int = 1024
     timeout: int = 60
     reload: bool = False
+    pin_workers: bool = False
     data_dir: Path | None = None
     store: str | None = None
 
@@ -211,6 +213,8 @@ def gunicorn_argv(options: ServeOptions) -> list[str]:
         "--keep-alive", str(settings["keepalive"]),
         "--no-control-socket",
     ]  # fmt: skip
+    if options.pin_workers:
+        argv += ["--config", "python:host.serve.pinning"]
     if options.reload:
         argv.append("--reload")
         for spec in sorted(options.specs.glob("*.yaml")):
@@ -331,6 +335,7 @@ def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
         settings,
         specs,
         watch=options.reload,
+        pin_workers=options.pin_workers,
         metrics_dir=folder,
         store_file=store_file,
     )

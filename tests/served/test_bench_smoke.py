@@ -142,6 +142,16 @@ def test_answers_tick_every_box_and_take_the_first_choice() -> None:
     assert answer_for(asked) == {"pick": {"action": "accept", "content": content}}
 
 
+def test_the_pinning_bench_times_a_pool_round_trip_on_one_cpu_and_on_all() -> None:
+    import os
+
+    from bench.pinning import round_trip_us
+
+    cpus = os.sched_getaffinity(0)
+    assert round_trip_us({min(cpus)}, n=200) > 0 and round_trip_us(set(cpus), n=200) > 0
+    assert os.sched_getaffinity(0) == cpus  # the process is given back all its CPUs
+
+
 def test_the_bench_runs_gunicorn_as_host_serve_does() -> None:
     from bench.servers import GUNICORN_THREADS
     from host.serve.start import ServeOptions
