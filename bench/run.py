@@ -154,12 +154,19 @@ class Bench:
         if self.host_missing:
             self.notes.append(f"host not measured: {self.host_missing}")
         else:
-            hosts = [("host", 1, True, "auto"), ("host-2-workers-unpinned", 2, False, "auto")]
+            hosts = [
+                ("host", 1, True, "auto"),
+                ("host-2-workers-unpinned", 2, False, "auto"),
+                # NOTE: as `host serve --pin-workers`: each worker on a CPU of its own.
+                ("host-2-workers-pin-workers", 2, False, "auto"),
+            ]
             if FAST_PARSER:
                 hosts.append(("host-python-parser", 1, True, "python"))
             for label, workers, pinned, parser in hosts:
                 port = servers.free_port()
                 cmd = servers.gunicorn_cmd("host.web.wsgi:app", port, workers, parser=parser)
+                if label.endswith("-pin-workers"):
+                    cmd += ["--config", "python:host.serve.pinning"]
                 specs.append(Spec(label, cmd, port, self.host_env(label), pinned))
         if not FAST_PARSER:
             self.notes.append("gunicorn_h1c is not installed: every gunicorn parses in Python")

@@ -143,6 +143,12 @@ def build_checks(bench: Bench) -> list[Check]:
     checks.append(
         _versus("host 2 workers unpinned / 1 pinned, exchange", _m(bench, two, "exchange"), host_x)
     )
+    pinned = "host-2-workers-pin-workers"
+    for kind in ("plain", "exchange"):
+        each = _m(bench, pinned, kind)
+        if each is not None:
+            checks.append(_versus(f"host 2 workers --pin-workers / unpinned, {kind}", each,
+                                  _m(bench, two, kind)))  # fmt: skip
     checks += _machinery(bench)
     big = next((r for r in bench.scale_runs if r.tools == 1000 and not r.error), None)
     startup = big.create_s if big else None

@@ -86,7 +86,7 @@ def test_quick_run_stops_every_server(quick: tuple[str, dict[str, Any], int]) ->
 def test_quick_run_measures_the_host(quick: tuple[str, dict[str, Any], int]) -> None:
     report, raw, code = quick
     plan = raw["plan"]
-    for label in ("host", "host-2-workers-unpinned"):
+    for label in ("host", "host-2-workers-unpinned", "host-2-workers-pin-workers"):
         _clean_runs(raw["runs"][label], plan["calls"], plan["exchanges"])
     # The ceiling imitates the host's answers, byte for byte in size.
     assert raw["runs"]["ceiling"]["sizes"] == raw["runs"]["host"]["sizes"]
