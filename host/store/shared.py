@@ -30,9 +30,9 @@ keys, lock names, record keys and queue keys are four separate namespaces.
 
 :class:`Store` is written once: it checks every argument, runs the claim lifecycle (token, claim,
 lease, then record or lost), renews leases and waits. A backend writes only the small role
-protocols below (:class:`ActClaims`, :class:`Records`, :class:`Queues`, :class:`Approvals`,
-:class:`AuditLog`, :class:`Requests`), each method one atomic step on checked arguments, and
-gathers them in a :class:`Backend`: :mod:`host.store.sqlite` and :mod:`host.store.redis`.
+protocols of :mod:`host.store.roles`, each method one atomic step on checked arguments, and
+gathers them in a :class:`host.store.roles.Backend`: :mod:`host.store.sqlite` and
+:mod:`host.store.redis`.
 
 **What "at most once" means.** An act claimed with :meth:`Store.claim_act` is never handed to a
 second caller while its record lives (``ttl_s``, counted from the last moment its owner was known
@@ -76,7 +76,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol
 
 from host.errors import Conflict, Forbidden, NotFound, StoreError
 from host.store.asks import UrlAsk, UrlAskRecords
@@ -90,244 +89,17 @@ from host.store.checks import (
 )
 from host.store.claims import ActClaim, Lock, new_token
 from host.store.leases import LeaseKeeper
-from host.store.places import Places
 from host.store.records import Approval, AuditRecord
 from host.store.requests import HISTORY_S, ApprovalRequest, Decision, Verdict
+from host.store.roles import Backend, Claims, Started
 from host.store.values import DEFAULT_LEASE_S, ActState, Risk
-from host.store.waiting import Watcher, poll_until, pop_waiting
+from host.store.waiting import poll_until, pop_waiting
 
-__all__ = [
-    "ActClaims",
-    "Approvals",
-    "AuditLog",
-    "Backend",
-    "Queues",
-    "Records",
-    "Requests",
-    "Started",
-    "Store",
-]
+__all__ = ["Started", "Store"]
 
 #: How often a waiting call looks at its request again when no wake-up came (another waiter
 #: may have taken the one a decision pushed).
 _RECHECK_S = 0.5
-
-Started = tuple[AuditRecord, float]
-"""The audit record of an act as if it were lost, and its retention in seconds (``keep_s``)."""
-
-Claims = list[tuple[str, str]]
-"""``(token, key)`` pairs of act claims, or ``(token, name)`` pairs of locks, to renew."""
-
-
-class ActClaims(Protocol):
-    """Act claims, and the locks acts hold: what a process keeps under a lease it renews."""
-
-    def claim(
-        self,
-        key: str,
-        token: str,
-        incident: str,
-        ttl_s: float,
-        lease_s: float,
-        audit: Started | None = None,
-    ) -> ActState | None:
-        """Claim ``key`` for ``token`` (None), or the state of whoever has it; durable first.
-
-        ``audit`` (a record and its retention) is written with the claim, in the same durable
-        step, at rank :data:`host.store.records.STARTED`, only if this call takes the claim.
-        """
-        ...
-
-    def state(self, key: str) -> ActState | None:
-        """The act's state, or None if it was never claimed (or has expired)."""
-        ...
-
-    def record(self, key: str, token: str, incident: str, value: str, ttl_s: float) -> bool:
-        """Record ``value`` for the claim ``token``, durably; False if another claim holds it."""
-        ...
-
-    def mark_lost(self, key: str, token: str, reason: str, ttl_s: float) -> None:
-        """Say why the claim ``token`` has no result, unless it has one."""
-        ...
-
-    def renew(self, claims: Claims, lease_s: float) -> None:
-        """Extend the leases of the unrecorded claims among ``claims``, lapsed ones too."""
-        ...
-
-    def take_lock(self, name: str, token: str, lease_s: float) -> bool:
-        """Hold the lock ``name`` with ``token`` if it is free or its lease lapsed; whether so."""
-        ...
-
-    def release_lock(self, name: str, token: str) -> bool:
-        """Free the lock ``name`` if ``token`` holds it; whether it did."""
-        ...
-
-    def renew_locks(self, locks: Claims, lease_s: float) -> None:
-        """Extend the leases of the locks among ``locks`` that their tokens still hold."""
-        ...
-
-
-class Records(Protocol):
-    """Records with a time to live, keyed by text."""
-
-    def add(self, key: str, value: str, ttl_s: float) -> bool:
-        """Insert unless a live record has ``key``; whether it did."""
-        ...
-
-    def get(self, key: str) -> str | None:
-        """The live record's value, or None."""
-        ...
-
-    def put(self, key: str, value: str, ttl_s: float) -> None:
-        """Insert or overwrite."""
-        ...
-
-    def delete(self, key: str) -> None:
-        """Remove the record if there is one."""
-        ...
-
-
-class Queues(Protocol):
-    """Queues of values handed between processes, and the watcher that wakes their waiters."""
-
-    @property
-    def watcher(self) -> Watcher:
-        """Wakes this process's waiters on the keys that may have a value."""
-        ...
-
-    def push(self, key: str, value: str, ttl_s: float) -> None:
-        """Append ``value``; the whole queue expires ``ttl_s`` after its last push."""
-        ...
-
-    def take(self, key: str) -> str | None:
-        """Take the oldest live value now (once across all processes), or None."""
-        ...
-
-
-class Approvals(Protocol):
-    """Remembered approvals, by id."""
-
-    def grant(self, approval: Approval, ttl_s: float) -> None:
-        """Keep ``approval`` for ``ttl_s``, replacing the one with its id."""
-        ...
-
-    def find(self, approval: str) -> Approval | None:
-        """The live approval with this id, or None."""
-        ...
-
-    def listed(self, principal: str | None, tool: str | None) -> list[Approval]:
-        """The live approvals of ``principal`` and ``tool`` (None: any), oldest first."""
-        ...
-
-    def revoke(self, approval: str | None, principal: str | None, tool: str | None) -> int:
-        """Delete the live approvals matching every filter given; how many there were."""
-        ...
-
-
-class AuditLog(Protocol):
-    """One audit record per call, ranked, read newest first."""
-
-    def write(self, record: AuditRecord, rank: int, keep_s: float) -> bool:
-        """Write ``record`` unless the call has one of equal or higher rank; whether it did."""
-        ...
-
-    def write_many(self, records: Sequence[tuple[AuditRecord, int]], keep_s: float) -> None:
-        """:meth:`write` each of a non-empty batch, in order, in one transaction or round trip."""
-        ...
-
-    def started(self, record: AuditRecord, keep_s: float) -> None:
-        """Keep ``record`` at rank ``STARTED``, durably across this process's death, at once."""
-        ...
-
-    def query(
-        self, tool: str | None, principal: str | None, since: float | None, limit: int
-    ) -> list[AuditRecord]:
-        """The newest ``limit`` records matching every filter given, newest first."""
-        ...
-
-    def prune(self, before: float) -> int:
-        """Delete the records of calls that ended before ``before``; how many."""
-        ...
-
-
-class Requests(Protocol):
-    """Approval requests, by id, and the bindings identical calls find them by."""
-
-    def open(self, request: ApprovalRequest, ttl_s: float) -> ApprovalRequest:
-        """Keep ``request`` unless a live request holds its binding; the one that holds it."""
-        ...
-
-    def get(self, request_id: str) -> ApprovalRequest | None:
-        """The live request with this id, or None."""
-        ...
-
-    def swap(self, new: ApprovalRequest, ttl_s: float) -> bool:
-        """Write ``new`` over the stored version ``new.version - 1``; whether it did."""
-        ...
-
-    def release(self, binding: str, request_id: str) -> None:
-        """Free ``binding`` if the request ``request_id`` holds it."""
-        ...
-
-    def listed(self) -> list[ApprovalRequest]:
-        """Every live request, newest first."""
-        ...
-
-
-class Backend(Protocol):
-    """One backend: its roles, and what it says of itself."""
-
-    @property
-    def acts(self) -> ActClaims:
-        """Act claims and locks."""
-        ...
-
-    @property
-    def records(self) -> Records:
-        """Records."""
-        ...
-
-    @property
-    def queues(self) -> Queues:
-        """Queues."""
-        ...
-
-    @property
-    def approvals(self) -> Approvals:
-        """Remembered approvals."""
-        ...
-
-    @property
-    def audit(self) -> AuditLog:
-        """Audit records."""
-        ...
-
-    @property
-    def requests(self) -> Requests:
-        """Approval requests."""
-        ...
-
-    @property
-    def places(self) -> Places:
-        """Places."""
-        ...
-
-    @property
-    def file(self) -> Path | None:
-        """The database file of a store in one file (SQLite), else None."""
-        ...
-
-    def health(self) -> str | None:
-        """None if the store is reachable and takes a real write now; else one line why not."""
-        ...
-
-    def durability(self) -> list[Risk]:
-        """How this store can lose records (an empty list when it keeps them as promised)."""
-        ...
-
-    def close(self) -> None:
-        """Stop the backend's threads and release its connections."""
-        ...
 
 
 class Store:
