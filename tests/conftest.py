@@ -42,6 +42,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.served)
 
 
+@pytest.fixture(autouse=True)
+def _no_developer_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test's data folder (and so its help-desk database) is its own, never the checkout's.
+
+    NOTE: without it, an in-process test read the developer's ``.host/helpdesk.db`` (which
+    ``host serve`` of the examples writes), and failed once a ticket had been closed there.
+    ``HELPDESK_DB`` stays unset: ``host test`` gives each example a data folder of its own, and
+    one database named for them all would carry one example's changes into the next.
+    """
+    monkeypatch.setenv("HOST_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("HELPDESK_DB", raising=False)
+
+
 @pytest.fixture
 def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh help-desk database in ``tmp_path``, the one the example handlers use."""
