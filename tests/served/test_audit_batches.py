@@ -19,7 +19,7 @@ import pytest
 
 from host.observers.batches import Batches
 from host.store import open_store
-from support.servers import clean_env, host_serve
+from support.servers import alive, clean_env, host_serve
 from support.waiting import wait_until
 from support.wire import send
 
@@ -157,7 +157,7 @@ def test_a_server_stopped_mid_traffic_keeps_a_record_of_every_answered_call(
         for thread in threads:
             thread.join(30)
         stopping.set()
-        assert wait_until(lambda: not _alive(master), 30)
+        assert wait_until(lambda: not alive(master), 30)
 
         store = open_store(f"sqlite:///{tmp_path / 'host' / 'store.db'}")
         try:
@@ -167,13 +167,3 @@ def test_a_server_stopped_mid_traffic_keeps_a_record_of_every_answered_call(
 
     assert len(answered) > 20
     assert len(records) == len(answered)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # NOTE: a zombie (exited, not yet reaped by the test's Popen) counts as gone.
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text().split(")")[-1].split()[0] != "Z"

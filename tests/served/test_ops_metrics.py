@@ -21,7 +21,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from support.modern import call
-from support.servers import Server, host_serve
+from support.servers import alive, host_serve
 from support.waiting import wait_until
 from support.wire import send
 from support.workers import connections_on_two_workers
@@ -122,7 +122,7 @@ def test_metrics_are_summed_over_both_workers(tmp_path: Path) -> None:
         a.close()
         b.close()
         os.kill(gone, signal.SIGTERM)
-        assert wait_until(lambda: _replaced(server, gone), timeout_s=30)
+        assert wait_until(lambda: not alive(gone), timeout_s=30)
         after = scrape(server.connect())
         assert value(after, "host_tool_rounds_total", tool="list_outbox",
                      outcome="complete") >= before  # fmt: skip
@@ -134,15 +134,6 @@ def test_metrics_are_summed_over_both_workers(tmp_path: Path) -> None:
         again = scrape(server.connect())
         assert value(again, "host_tool_rounds_total", tool="list_outbox",
                      outcome="complete") >= before  # fmt: skip
-
-
-def _replaced(server: Server, gone: int) -> bool:
-    """Whether the worker ``gone`` has exited (and been reaped by the master)."""
-    try:
-        os.kill(gone, 0)
-    except ProcessLookupError:
-        return True
-    return False
 
 
 def test_auth_failures_are_counted(tmp_path: Path) -> None:

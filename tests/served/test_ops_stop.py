@@ -18,7 +18,7 @@ import pytest
 
 from support.helpdesk import copy_helpdesk
 from support.modern import Mcp, call
-from support.servers import Server, host_serve
+from support.servers import alive, host_serve
 from support.waiting import wait_until
 from support.wire import Served
 from support.workers import connections_on_two_workers, worker_of
@@ -30,26 +30,12 @@ pytestmark = pytest.mark.served
 PROMPT_S = 5.0
 
 
-def _stopped(server: Server) -> bool:
-    # NOTE: the master is this test's child, a zombie until the fixture reaps it: its last log
-    # line says it is gone.
-    return "Shutting down: Master" in server.log.read_text()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 def test_a_stop_with_idle_kept_alive_connections_is_prompt(tmp_path: Path) -> None:
     with host_serve(tmp_path, "host", "--workers", "2") as server:
         first, other = connections_on_two_workers(server)  # idle now, and kept alive
         began = time.monotonic()
         os.kill(server.pid, signal.SIGTERM)
-        assert wait_until(lambda: _stopped(server), 15, 0.05)
+        assert wait_until(lambda: not alive(server.pid), 15, 0.05)
         took = time.monotonic() - began
         assert took < PROMPT_S, f"the host took {took:.1f} s to stop"
         for conn in (first, other):
@@ -63,7 +49,7 @@ def test_a_reload_retires_workers_with_idle_connections_at_once(tmp_path: Path) 
         old = {worker_of(server, first), worker_of(server, other)}
         began = time.monotonic()
         os.kill(server.pid, signal.SIGHUP)
-        assert wait_until(lambda: not any(_alive(pid) for pid in old), 15, 0.05)
+        assert wait_until(lambda: not any(alive(pid) for pid in old), 15, 0.05)
         took = time.monotonic() - began
         assert took < PROMPT_S, f"the old workers took {took:.1f} s to leave"
         # The closed connection is the client's to replace; the new workers serve it.
@@ -95,4 +81,4 @@ def test_a_call_in_flight_when_the_stop_comes_still_gets_its_answer(tmp_path: Pa
         assert reply.status == 200
         result = json.loads(reply.read())["result"]
         assert result["content"] and not result.get("isError")
-        assert wait_until(lambda: _stopped(server), 15, 0.05)
+        assert wait_until(lambda: not alive(server.pid), 15, 0.05)

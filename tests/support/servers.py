@@ -29,6 +29,7 @@ from support.waiting import wait_until
 
 __all__ = [
     "Server",
+    "alive",
     "clean_env",
     "free_port",
     "gunicorn",
@@ -36,6 +37,23 @@ __all__ = [
     "run_stdio",
     "stop",
 ]
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs; one that exited counts as gone even before it is reaped.
+
+    NOTE: a master started by a test is the test's child, a zombie until its Popen waits for it;
+    a worker is the master's, reaped by it at once.
+    """
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        return stat.read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def free_port() -> int:
