@@ -43,6 +43,8 @@ BIN = Path(sys.executable).parent
 # NOTE: the settings of ``host serve`` (gthread, its threads per worker, keep-alive 5 s): gunicorn's
 # sync worker would close the connection after every response. Host and ceiling always share them.
 GUNICORN_THREADS = 1024
+#: The worker ``host serve`` runs (gthread, closing idle connections when told to stop).
+GUNICORN_WORKER = "host.serve.worker.ThreadWorker"
 # NOTE: taken at import, before the benchmark pins itself, so an unpinned server gets every CPU.
 ALL_CPUS = frozenset(os.sched_getaffinity(0))
 _LIVE: dict[int, subprocess.Popen[bytes]] = {}
@@ -86,7 +88,7 @@ def gunicorn_cmd(
         "--workers",
         str(workers),
         "--worker-class",
-        "gthread",
+        GUNICORN_WORKER,
         "--threads",
         str(threads),
         "--timeout",

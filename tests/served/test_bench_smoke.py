@@ -153,8 +153,9 @@ def test_the_pinning_bench_times_a_pool_round_trip_on_one_cpu_and_on_all() -> No
 
 
 def test_the_bench_runs_gunicorn_as_host_serve_does() -> None:
-    from bench.servers import GUNICORN_THREADS
-    from host.serve.start import ServeOptions
+    from bench.servers import GUNICORN_THREADS, GUNICORN_WORKER
+    from host.serve.start import ServeOptions, gunicorn_settings
 
     # NOTE: the figures are only the product's if the bench serves it the way it ships.
     assert ServeOptions().threads == GUNICORN_THREADS
+    assert gunicorn_settings(ServeOptions())["worker_class"] == GUNICORN_WORKER
