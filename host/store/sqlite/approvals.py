@@ -9,8 +9,7 @@ from __future__ import annotations
 import time
 
 from host.store.records import Approval
-from host.store.sqlite.pool import Connections
-from host.store.sqlite.sweep import Sweeping
+from host.store.sqlite.sweep import Role
 
 __all__ = ["SCHEMA", "SqliteApprovals"]
 
@@ -30,17 +29,8 @@ CREATE INDEX IF NOT EXISTS store_approvals_expires ON store_approvals (expires);
 _COLUMNS = "id, principal, tool, question, key, granted, expires"
 
 
-class SqliteApprovals:
-    """The approvals of one SQLite store.
-
-    Args:
-        pool: The store's connections, for reads.
-        writes: The store's sweeping writes.
-    """
-
-    def __init__(self, pool: Connections, writes: Sweeping) -> None:
-        self._pool = pool
-        self._writes = writes
+class SqliteApprovals(Role):
+    """The approvals of one SQLite store."""
 
     def grant(self, approval: Approval, ttl_s: float) -> None:
         """Insert ``approval``, or replace the one with its id (a new yes starts a new duration)."""

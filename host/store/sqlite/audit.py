@@ -19,7 +19,7 @@ from pathlib import Path
 from host.store.records import STARTED, AuditRecord
 from host.store.sqlite.journal import Journal
 from host.store.sqlite.pool import Connections
-from host.store.sqlite.sweep import Sweeping
+from host.store.sqlite.sweep import Role, Sweeping
 
 __all__ = [
     "AUDIT_WAIT_S",
@@ -104,7 +104,7 @@ def prune(conn: sqlite3.Connection, before: float) -> int:
     return int(conn.execute("DELETE FROM store_audit WHERE at < ?", (before,)).rowcount)
 
 
-class SqliteAudit:
+class SqliteAudit(Role):
     """The audit records of one SQLite store.
 
     NOTE: writes wait at most :data:`AUDIT_WAIT_S` for another process's write lock, not the
@@ -116,8 +116,7 @@ class SqliteAudit:
     """
 
     def __init__(self, pool: Connections, writes: Sweeping) -> None:
-        self._pool = pool
-        self._writes = writes
+        super().__init__(pool, writes)
         self._journal = Journal(Path(f"{pool.path}-acts"), self._replay)  # store.db-acts-*.log
         # NOTE: a store opened after a crash writes the records its dead workers left at once,
         # and every process's sweep looks for workers that die later.

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import time
 
-from host.store.sqlite.pool import Connections
-from host.store.sqlite.sweep import Sweeping
+from host.store.sqlite.sweep import Role
 
 __all__ = ["SCHEMA", "SqlitePlaces"]
 
@@ -20,17 +19,8 @@ CREATE INDEX IF NOT EXISTS store_places_expires ON store_places (expires);
 """
 
 
-class SqlitePlaces:
-    """The places of one SQLite store.
-
-    Args:
-        pool: The store's connections, for reads.
-        writes: The store's sweeping writes.
-    """
-
-    def __init__(self, pool: Connections, writes: Sweeping) -> None:
-        self._pool = pool
-        self._writes = writes
+class SqlitePlaces(Role):
+    """The places of one SQLite store."""
 
     def take(self, group: str, member: str, most: int | None, ttl_s: float) -> list[str]:
         """Count, evict and insert in one ``BEGIN IMMEDIATE`` transaction: never past ``most``."""

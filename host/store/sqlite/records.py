@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import time
 
-from host.store.sqlite.pool import Connections
-from host.store.sqlite.sweep import Sweeping
+from host.store.sqlite.sweep import Role
 
 __all__ = ["SCHEMA", "SqliteRecords"]
 
@@ -20,17 +19,8 @@ CREATE INDEX IF NOT EXISTS store_records_expires ON store_records (expires);
 """
 
 
-class SqliteRecords:
-    """The records of one SQLite store.
-
-    Args:
-        pool: The store's connections, for reads.
-        writes: The store's sweeping writes.
-    """
-
-    def __init__(self, pool: Connections, writes: Sweeping) -> None:
-        self._pool = pool
-        self._writes = writes
+class SqliteRecords(Role):
+    """The records of one SQLite store."""
 
     def add(self, key: str, value: str, ttl_s: float) -> bool:
         """Insert unless a live row has ``key``, in one upsert; whether it did."""

@@ -11,8 +11,7 @@ from __future__ import annotations
 import time
 
 from host.store.requests import ApprovalRequest
-from host.store.sqlite.pool import Connections
-from host.store.sqlite.sweep import Sweeping
+from host.store.sqlite.sweep import Role
 
 __all__ = ["SCHEMA", "SqliteRequests"]
 
@@ -33,17 +32,8 @@ CREATE TABLE IF NOT EXISTS store_request_bindings (
 """
 
 
-class SqliteRequests:
-    """The approval requests of one SQLite store.
-
-    Args:
-        pool: The store's connections, for reads.
-        writes: The store's sweeping writes.
-    """
-
-    def __init__(self, pool: Connections, writes: Sweeping) -> None:
-        self._pool = pool
-        self._writes = writes
+class SqliteRequests(Role):
+    """The approval requests of one SQLite store."""
 
     def open(self, request: ApprovalRequest, ttl_s: float) -> ApprovalRequest:
         """Keep ``request`` unless a live request holds its binding; the one that holds it."""

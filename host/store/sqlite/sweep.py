@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 from host.store.sqlite.pool import Connections
 
-__all__ = ["Sweeping"]
+__all__ = ["Role", "Sweeping"]
 
 _SWEPT = (
     "store_records",
@@ -55,3 +55,16 @@ class Sweeping:
         now = time.time()
         for table in _SWEPT:
             conn.execute(f"DELETE FROM {table} WHERE expires <= ?", (now,))
+
+
+class Role:
+    """A role of one SQLite store: its connections for reads, its sweeping writes for writes.
+
+    Args:
+        pool: The store's connections, for reads.
+        writes: The store's sweeping writes.
+    """
+
+    def __init__(self, pool: Connections, writes: Sweeping) -> None:
+        self._pool = pool
+        self._writes = writes
