@@ -20,14 +20,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from mcp.types import ElicitResult
 from playwright.sync_api import Browser, Page, expect
 
-from support.asks import ServedAsks, files_holding, serve_asks
+from support.asks import ServedAsks, files_holding, rotate_with_python_sdk, serve_asks
 from support.browser import chromium, new_context, playwright
 from support.node import TS_V2_PACKAGES, run_script
 from support.paths import ROOT
@@ -159,16 +156,8 @@ def test_the_python_sdk_and_a_person_in_chromium(
         urls.put(params)
         return ElicitResult(action="accept")
 
-    async def main() -> Any:
-        headers = {"Authorization": f"Bearer {served.tokens['alice']}"}
-        client = create_mcp_http_client(headers=headers)
-        transport = streamable_http_client(f"{served.url}/mcp", http_client=client)
-        with anyio.fail_after(60):
-            async with Client(transport, mode=mode, elicitation_callback=on_elicit) as session:
-                result = await session.call_tool("rotate_key", {"service": service})
-                return result.structured_content
-
-    result = in_thread(lambda: anyio.run(main))
+    alice = served.tokens["alice"]
+    result = in_thread(lambda: rotate_with_python_sdk(served.url, alice, service, on_elicit, mode))
     params = urls.get(timeout=30)
     assert params.mode == "url" and params.url.startswith(served.url + "/asks/ask_")
     if mode == "legacy":

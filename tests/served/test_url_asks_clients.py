@@ -17,13 +17,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from mcp.types import ElicitResult
 
-from support.asks import ASK_FIXTURE, HttpBrowser, ServedAsks, files_holding, serve_asks
+from support.asks import (
+    ASK_FIXTURE,
+    HttpBrowser,
+    ServedAsks,
+    files_holding,
+    rotate_with_python_sdk,
+    serve_asks,
+)
 from support.servers import clean_env
 
 pytestmark = pytest.mark.served
@@ -50,17 +54,9 @@ def test_the_python_sdk_gets_the_url_the_page_is_submitted_and_the_call_goes_on(
         threading.Timer(0.3, lambda: browser.submit(params.url, {"api_key": key})).start()
         return ElicitResult(action="accept")
 
-    async def main() -> Any:
-        headers = {"Authorization": f"Bearer {served.tokens['alice']}"}
-        client = create_mcp_http_client(headers=headers)
-        transport = streamable_http_client(f"{served.url}/mcp", http_client=client)
-        with anyio.fail_after(60):
-            async with Client(transport, mode=mode, elicitation_callback=on_elicit) as session:
-                result = await session.call_tool("rotate_key", {"service": mode})
-                return result.structured_content
-
     digest = hashlib.sha256(key.encode()).hexdigest()
-    assert anyio.run(main) == {"rotated": True, "service": mode, "sha256": digest[:12]}
+    result = rotate_with_python_sdk(served.url, served.tokens["alice"], mode, on_elicit, mode)
+    assert result == {"rotated": True, "service": mode, "sha256": digest[:12]}
     assert len(seen) == 1
     if mode == "legacy":
         assert seen[0].elicitation_id.startswith("eli_")

@@ -14,14 +14,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 import redis
-from mcp import Client
-from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from mcp.types import ElicitResult
 
-from support.asks import ASK_FIXTURE, HttpBrowser, files_holding, make_tokens
+from support.asks import (
+    ASK_FIXTURE,
+    HttpBrowser,
+    files_holding,
+    make_tokens,
+    rotate_with_python_sdk,
+)
 from support.redis import RedisServer
 from support.servers import host_serve
 
@@ -74,17 +77,9 @@ def test_the_key_is_nowhere_in_redis_its_files_or_the_hosts(
             seen.append(params.url)
             return ElicitResult(action="accept")
 
-        async def main() -> Any:
-            headers = {"Authorization": f"Bearer {tokens['alice']}"}
-            client = create_mcp_http_client(headers=headers)
-            transport = streamable_http_client(f"{server.url}/mcp", http_client=client)
-            with anyio.fail_after(60):
-                async with Client(transport, elicitation_callback=on_elicit) as session:
-                    result = await session.call_tool("rotate_key", {"service": "redis"})
-                    return result.structured_content
-
         digest = hashlib.sha256(key.encode()).hexdigest()
-        assert anyio.run(main) == {"rotated": True, "service": "redis", "sha256": digest[:12]}
+        result = rotate_with_python_sdk(server.url, tokens["alice"], "redis", on_elicit)
+        assert result == {"rotated": True, "service": "redis", "sha256": digest[:12]}
         url = seen[0]
         assert seen[1] == (403, True)
         status, _, page = HttpBrowser(server.url).sign_in(tokens["alice"]).open(url)

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import falcon
 import falcon.testing
+from mcp import Client
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+from mcp.types import ElicitResult
 
 from host.auth import AuthSettings, Identity
 from host.auth.browser_settings import BrowserSettings
@@ -32,6 +36,7 @@ __all__ = [
     "ServedAsks",
     "files_holding",
     "make_tokens",
+    "rotate_with_python_sdk",
     "serve_asks",
     "url_host",
 ]
@@ -70,6 +75,32 @@ def serve_asks(folder: Path, **env: str) -> Iterator[ServedAsks]:
         HOST_AUTH_TOKENS=tokens["file"], **env,
     ) as server:  # fmt: skip
         yield ServedAsks(server.url, tokens, folder)
+
+
+def rotate_with_python_sdk(
+    url: str,
+    token: str,
+    service: str,
+    on_elicit: Callable[[Any, Any], Awaitable[ElicitResult]],
+    mode: str | None = None,
+) -> Any:
+    """``rotate_key`` of ``service`` called by the official Python SDK client, as the bearer of
+    ``token``, with ``on_elicit`` for its questions; the call's structured result.
+
+    Args:
+        mode: The client's protocol era (``2026-07-28`` or ``legacy``); the SDK's default if None.
+    """
+    era: dict[str, Any] = {} if mode is None else {"mode": mode}
+
+    async def main() -> Any:
+        client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        transport = streamable_http_client(f"{url}/mcp", http_client=client)
+        with anyio.fail_after(60):
+            async with Client(transport, elicitation_callback=on_elicit, **era) as session:
+                result = await session.call_tool("rotate_key", {"service": service})
+                return result.structured_content
+
+    return anyio.run(main)
 
 
 def page_path(url: str) -> str:
