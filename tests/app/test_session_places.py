@@ -39,6 +39,19 @@ def store(tmp_path: Path) -> Iterator[Store]:
     opened.close()
 
 
+def count_renewals(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The members whose places ``store`` renews from now on, in order (the renewals still run)."""
+    renewals: list[str] = []
+    renew = store.renew_place
+
+    def counting(group: str, member: str, *, ttl_s: float) -> bool:
+        renewals.append(member)
+        return renew(group, member, ttl_s=ttl_s)
+
+    monkeypatch.setattr(store, "renew_place", counting)
+    return renewals
+
+
 def start(places: SessionPlaces, principal: str = "alice") -> Session:
     """A new session of ``principal``, its place taken (limited as an authenticated caller)."""
     sealer = SessionSealer(["k" * 32], 86_400)
@@ -74,14 +87,7 @@ def test_a_place_is_renewed_at_most_once_a_minute_per_worker(
 ) -> None:
     clock = Clock()
     places = SessionPlaces(store, LegacyOptions(sessions=3), clock=clock)
-    renewals: list[str] = []
-    renew = store.renew_place
-
-    def counting(group: str, member: str, *, ttl_s: float) -> bool:
-        renewals.append(member)
-        return renew(group, member, ttl_s=ttl_s)
-
-    monkeypatch.setattr(store, "renew_place", counting)
+    renewals = count_renewals(store, monkeypatch)
     session = start(places)
     assert all(places.holds(session) for _ in range(50))
     assert renewals == []  # just taken: taking was its renewal
@@ -105,14 +111,7 @@ def test_an_open_get_stream_keeps_its_session_in_use(
     options = LegacyOptions(sessions=2, keepalive_s=0.0)
     places = SessionPlaces(store, options, clock=clock)
     listening, idle = start(places), start(places)
-    renewals: list[str] = []
-    renew = store.renew_place
-
-    def counting(group: str, member: str, *, ttl_s: float) -> bool:
-        renewals.append(member)
-        return renew(group, member, ttl_s=ttl_s)
-
-    monkeypatch.setattr(store, "renew_place", counting)
+    renewals = count_renewals(store, monkeypatch)
     host = SimpleNamespace(generation="g1")
     stream = Listeners(host, store, options, places).open(
         listening, threading.Event(), lambda: False
@@ -133,14 +132,7 @@ def test_the_renewal_memo_is_bounded(store: Store, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(places_module, "_MEMO_SIZE", 2)
     places = SessionPlaces(store, LegacyOptions(sessions=8), clock=Clock())
     sessions = [start(places) for _ in range(3)]
-    renewals: list[str] = []
-    renew = store.renew_place
-
-    def counting(group: str, member: str, *, ttl_s: float) -> bool:
-        renewals.append(member)
-        return renew(group, member, ttl_s=ttl_s)
-
-    monkeypatch.setattr(store, "renew_place", counting)
+    renewals = count_renewals(store, monkeypatch)
     # the oldest was dropped from the memo: it is renewed early, the two remembered are not
     assert all(places.holds(s) for s in reversed(sessions))
     assert renewals == [sessions[0].id]
