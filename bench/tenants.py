@@ -79,6 +79,23 @@ def _free_port() -> int:
         return port
 
 
+def _post(port: int, body: str, headers: dict[str, str]) -> tuple[int, str]:
+    """One POST /mcp on a new connection: its status (0 if it failed) and the limit a refusal
+    names (or, for a failed connection, the error's type)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        conn.request("POST", "/mcp", body, headers)
+        response = conn.getresponse()
+        payload = json.loads(response.read())
+        if response.status == 200:
+            return 200, ""
+        return response.status, str(payload.get("error", {}).get("data", {}).get("limit", ""))
+    except OSError as exc:
+        return 0, type(exc).__name__
+    finally:
+        conn.close()
+
+
 def _call(port: int, token: str, tool: str, arguments: dict[str, Any]) -> tuple[int, str]:
     """One tools/call on a new connection: its status and, for a 429, the limit named."""
     params = {
@@ -98,21 +115,7 @@ def _call(port: int, token: str, tool: str, arguments: dict[str, Any]) -> tuple[
         "Mcp-Name": tool,
         "Authorization": f"Bearer {token}",
     }
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    try:
-        conn.request("POST", "/mcp", body, headers)
-        response = conn.getresponse()
-        payload = json.loads(response.read())
-        limit = (
-            payload.get("error", {}).get("data", {}).get("limit", "")
-            if response.status != 200
-            else ""
-        )
-        return response.status, str(limit)
-    except OSError as exc:
-        return 0, type(exc).__name__
-    finally:
-        conn.close()
+    return _post(port, body, headers)
 
 
 def _initialize(port: int, token: str) -> str:
@@ -124,18 +127,8 @@ def _initialize(port: int, token: str) -> str:
         "Accept": "application/json, text/event-stream",
         "Authorization": f"Bearer {token}",
     }
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    try:
-        conn.request("POST", "/mcp", body, headers)
-        response = conn.getresponse()
-        payload = json.loads(response.read())
-        if response.status == 200:
-            return "200"
-        return f"{response.status} {payload.get('error', {}).get('data', {}).get('limit', '')}"
-    except OSError as exc:
-        return f"0 {type(exc).__name__}"
-    finally:
-        conn.close()
+    status, limit = _post(port, body, headers)
+    return "200" if status == 200 else f"{status} {limit}"
 
 
 def _serve(folder: Path, port: int) -> tuple[subprocess.Popen[bytes], dict[str, str]]:
