@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,7 +37,7 @@ def _path() -> Path:
 
 
 def _create(db: sqlite3.Connection) -> None:
-    db.execute("PRAGMA journal_mode=WAL")
+    _wal(db)
     # NOTE: IF NOT EXISTS and INSERT OR IGNORE make the seeding safe when several workers
     # open a new database at the same moment.
     db.executescript(
@@ -49,8 +50,35 @@ def _create(db: sqlite3.Connection) -> None:
         CREATE TABLE IF NOT EXISTS seeded (done INTEGER PRIMARY KEY);
         """
     )
-    if db.execute("INSERT OR IGNORE INTO seeded VALUES (1)").rowcount:
-        db.executemany("INSERT OR IGNORE INTO tickets (id, title, agent) VALUES (?, ?, ?)", SEED)
+    # NOTE: the mark and the tickets commit together: apart, a second worker could find the mark
+    # of the first and read the tickets before they were there.
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if db.execute("INSERT OR IGNORE INTO seeded VALUES (1)").rowcount:
+            db.executemany(
+                "INSERT OR IGNORE INTO tickets (id, title, agent) VALUES (?, ?, ?)", SEED
+            )
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _wal(db: sqlite3.Connection) -> None:
+    """Switch the database to WAL, waiting while another worker creates it.
+
+    NOTE: SQLite answers "database is locked" to a change of journal mode at once, without the
+    connection's busy timeout, while another connection writes the new file.
+    """
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def _db() -> sqlite3.Connection:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from host.testing import Elicitation, McpClient, like
 
 YES = {"action": "accept", "content": {"confirm": True}}
@@ -182,3 +184,39 @@ def test_each_test_gets_its_own_database(mcp: McpClient, host_data_dir: Path) ->
     assert emails_about(mcp, "T-") == []
     assert (host_data_dir / "helpdesk.db").is_file()
     assert ticket_exists(host_data_dir, "T-4")
+
+
+# The example's database, opened by many workers at once.
+
+_FIRST_READ = """
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+os.environ["HELPDESK_DB"] = sys.argv[2]
+import helpdesk
+while not os.path.exists(sys.argv[3]):  # all start at once
+    time.sleep(0.001)
+print(helpdesk.get_ticket("T-1") is not None)
+"""
+
+
+@pytest.mark.served  # starts processes
+def test_workers_opening_a_new_database_at_once_all_find_the_seeded_tickets(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+    import time
+
+    from support.paths import ROOT
+
+    # NOTE: the seed's mark and its tickets once committed apart: a worker that found the mark
+    # read the tickets before the other had written them ("There's no ticket T-1"); and a
+    # change of journal mode failed at once, "database is locked", while another created it.
+    for round_ in range(10):
+        db, go = tmp_path / f"desk-{round_}.db", tmp_path / f"go-{round_}"
+        argv = [sys.executable, "-c", _FIRST_READ, str(ROOT / "handlers"), str(db), str(go)]
+        readers = [subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) for _ in range(6)]
+        time.sleep(0.3)  # every reader imported, waiting
+        go.touch()
+        found = [reader.communicate(timeout=60)[0].strip() for reader in readers]
+        assert found == ["True"] * 6, (round_, found)
