@@ -40,11 +40,9 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-# NOTE: the settings of ``host serve`` (gthread, its threads per worker, keep-alive 5 s): gunicorn's
+# NOTE: ``host serve``'s own settings (gthread, its threads per worker, keep-alive 5 s): gunicorn's
 # sync worker would close the connection after every response. Host and ceiling always share them.
 GUNICORN_THREADS = 1024
-#: The worker ``host serve`` runs (gthread, closing idle connections when told to stop).
-GUNICORN_WORKER = "host.serve.worker.ThreadWorker"
 # NOTE: taken at import, before the benchmark pins itself, so an unpinned server gets every CPU.
 ALL_CPUS = frozenset(os.sched_getaffinity(0))
 _LIVE: dict[int, subprocess.Popen[bytes]] = {}
@@ -75,29 +73,31 @@ def gunicorn_cmd(
 ) -> list[str]:
     """The gunicorn command line the benchmark uses for the host and the ceiling alike.
 
-    ``parser`` is gunicorn's ``--http-parser``: ``auto`` takes the C parser (``gunicorn_h1c``,
-    the ``gunicorn[fast]`` extra) when it is installed, ``python`` never does.
+    Every setting is ``host serve``'s (:func:`host.serve.start.gunicorn_settings`, the one owner):
+    a copy kept here drifted once, and without ``host serve``'s ``--worker-connections`` gthread
+    closed every connection after its response. ``parser`` is gunicorn's ``--http-parser``:
+    ``auto`` takes the C parser (``gunicorn_h1c``, the ``gunicorn[fast]`` extra) when it is
+    installed, ``python`` never does.
     """
+    from host.serve.start import ServeOptions, gunicorn_settings
+
+    settings = gunicorn_settings(
+        ServeOptions(bind=f"127.0.0.1:{port}", workers=workers, threads=threads)
+    )
     return [
-        str(BIN / "gunicorn"),
-        app,
-        "--http-parser",
-        parser,
-        "--bind",
-        f"127.0.0.1:{port}",
-        "--workers",
-        str(workers),
-        "--worker-class",
-        GUNICORN_WORKER,
-        "--threads",
-        str(threads),
-        "--timeout",
-        "60",
-        "--keep-alive",
-        "5",
-        "--log-level",
-        "warning",
-    ]
+        str(BIN / "gunicorn"), app,
+        "--http-parser", parser,
+        "--bind", settings["bind"][0],
+        "--workers", str(settings["workers"]),
+        "--worker-class", settings["worker_class"],
+        "--threads", str(settings["threads"]),
+        "--worker-connections", str(settings["worker_connections"]),
+        "--timeout", str(settings["timeout"]),
+        "--graceful-timeout", str(settings["graceful_timeout"]),
+        "--keep-alive", str(settings["keepalive"]),
+        "--no-control-socket",
+        "--log-level", "warning",
+    ]  # fmt: skip
 
 
 def uvicorn_cmd(app: str, port: int, workers: int = 1) -> list[str]:

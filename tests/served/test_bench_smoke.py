@@ -153,9 +153,19 @@ def test_the_pinning_bench_times_a_pool_round_trip_on_one_cpu_and_on_all() -> No
 
 
 def test_the_bench_runs_gunicorn_as_host_serve_does() -> None:
-    from bench.servers import GUNICORN_THREADS, GUNICORN_WORKER
-    from host.serve.start import ServeOptions, gunicorn_settings
+    from bench.servers import GUNICORN_THREADS, gunicorn_cmd
+    from host.serve.start import ServeOptions, gunicorn_argv
 
-    # NOTE: the figures are only the product's if the bench serves it the way it ships.
+    # NOTE: the figures are only the product's if the bench serves it the way it ships: a copy
+    # of the settings once lacked --worker-connections, and gthread kept no connection alive.
+    def options(argv: list[str]) -> dict[str, str]:
+        flags = [n for n, arg in enumerate(argv) if arg.startswith("--")]
+        return {
+            argv[n]: argv[n + 1] if n + 1 < len(argv) and not argv[n + 1].startswith("--") else ""
+            for n in flags
+        }
+
+    served = options(gunicorn_argv(ServeOptions(bind="127.0.0.1:8123", workers=1)))
+    bench = options(gunicorn_cmd("host.web.wsgi:app", 8123, 1))
     assert ServeOptions().threads == GUNICORN_THREADS
-    assert gunicorn_settings(ServeOptions())["worker_class"] == GUNICORN_WORKER
+    assert {flag: bench.get(flag) for flag in served} == served
