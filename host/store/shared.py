@@ -53,13 +53,12 @@ lease frees it for the next caller, since a lock guards against overlap, not aga
 
 What each backend can promise:
 
-* SQLite (one machine): a claim is committed with ``synchronous=FULL`` before the act starts, so
-  it survives a crash of the process and of the machine (a power loss), as far as the disk honours
-  fsync. Results and other records use ``synchronous=NORMAL``: they survive a crash of the
-  process, but a power loss may forget the last moments of them; a retry whose result is gone
-  reads ``lost`` from the claim (the act may have happened), never ``free``. If the database file
-  is deleted or replaced while the host runs, every write is refused and :meth:`Store.health`
-  says so: a new file would not know the acts already claimed.
+* SQLite (one machine): a claim and a recorded result are committed with ``synchronous=FULL``
+  before the act starts and before the call returns, so they survive a crash of the process and of
+  the machine (a power loss), as far as the disk honours fsync. Other records use
+  ``synchronous=NORMAL``: they survive a crash of the process, but a power loss may forget the last
+  moments of them. If the database file is deleted or replaced while the host runs, every write is
+  refused and :meth:`Store.health` says so: a new file would not know the acts already claimed.
 * Redis (several machines): a claim is as durable as the server's persistence. With
   ``appendonly yes`` and ``appendfsync always`` it survives a crash of the server; with the
   default ``appendfsync everysec`` a crash of the server (not a restart) may forget the last

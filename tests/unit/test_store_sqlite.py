@@ -78,7 +78,7 @@ def test_sqlite_file_that_is_not_a_database_is_a_store_error(tmp_path: Path) -> 
 # -- durable claims --------------------------------------------------------------------------------
 
 
-def test_sqlite_commits_a_claim_with_fsync_and_its_result_without(
+def test_sqlite_commits_a_claim_and_its_result_with_fsync(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from host.store.sqlite.pool import Connections
@@ -110,9 +110,7 @@ def test_sqlite_commits_a_claim_with_fsync_and_its_result_without(
     finally:
         store.close()
 
-    # NOTE: FULL (2) for the claim: at most once survives a power loss. NORMAL (1) for the
-    # result: a power loss can only turn a retry's "done" into "lost", and never into a rerun.
-    assert levels == [2, 1]
+    assert levels == [2, 2]  # FULL for the claim and for its result
 
 
 def test_sqlite_claims_made_at_once_share_transactions_and_each_is_decided_alone(

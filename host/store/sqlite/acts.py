@@ -3,8 +3,7 @@
 A row reads ``done`` once it has a value, ``lost`` once it has a reason or its lease (a Unix time;
 every process on the machine shares the clock) has passed, and ``running`` otherwise. A row is only
 ever replaced once it has expired, ``ttl`` after its owner last renewed it or recorded its value.
-Claims are written in group commits (:mod:`host.store.sqlite.durable`), with fsync; results are
-not fsync'd (a power loss can forget one: the retry then reads ``lost``, from the claim on disk).
+Claims and results are written in group commits (:mod:`host.store.sqlite.durable`), with fsync.
 
 A lock's row is held while its lease lasts; a lapsed one is free to the next taker and no longer
 its old holder's. Locks are not written with fsync: after a power loss every holder is gone too.
@@ -146,7 +145,7 @@ class SqliteActs:
 
     Args:
         pool: The store's connections.
-        durable: The store's group commits, for claims.
+        durable: The store's group commits, for claims and results.
     """
 
     def __init__(self, pool: Connections, durable: DurableWrites) -> None:
@@ -184,15 +183,8 @@ class SqliteActs:
             return state(conn, key)
 
     def record(self, key: str, token: str, incident: str, value: str, ttl_s: float) -> bool:
-        """Record ``value`` for the claim ``token``; False if another claim holds it.
-
-        NOTE: committed with ``synchronous = NORMAL``, not fsync'd: it survives a crash of the
-        process, and a power loss can forget it, so that a retry reads ``lost`` (the claim is on
-        disk) where it would have read ``done``; never ``free``. An fsync here cost every
-        exchange a second wait on the disk to improve only that answer.
-        """
-        with self._pool.write() as conn:
-            return record(conn, key, token, incident, value, ttl_s)
+        """Record ``value`` for the claim ``token``, on disk; False if another claim holds it."""
+        return self._durable.run(lambda conn: record(conn, key, token, incident, value, ttl_s))
 
     def mark_lost(self, key: str, token: str, reason: str, ttl_s: float) -> None:
         """Say why the claim ``token`` has no result, unless it has one."""

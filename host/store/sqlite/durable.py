@@ -1,7 +1,7 @@
 """Durable writes of one process committed together: one fsync for every write waiting at once.
 
-An act's claim must be on disk (``synchronous = FULL``) before the act starts; an fsync is the
-costliest thing a call does. The writers of a process
+An act's claim must be on disk (``synchronous = FULL``) before the act starts, and its result
+before the call returns; an fsync is the costliest thing a call does. The writers of a process
 already take turns, so while one transaction waits on the disk, other threads' writes queue behind
 it. Group commit turns that queue into the next transaction: the write that finds no transaction
 under way leads, runs every write queued by then in one transaction (each its own statements, in
