@@ -148,6 +148,9 @@ def test_the_page_is_the_callers_only_with_a_password_field_and_strict_headers(
     assert page.headers["Content-Security-Policy"] == CSP
     assert page.headers["Cache-Control"] == "no-store"
     assert "<script" not in page.text
+    # NOTE: the page is a question for its caller, not the approvals inbox it once claimed to be.
+    assert '<span class="brand">A question for you</span>' in page.text
+    assert ">Approvals</a>" not in page.text
     for who in ("bob",):  # bob holds ops:approve: an approver is still not the caller
         other = host.browser(who).get(path)
         assert other.status_code == 403 and "Not yours to answer" in other.text

@@ -111,6 +111,7 @@ def answer_in_browser(
         page.get_by_label("Your token").fill(served.tokens["alice"])
         page.get_by_role("button", name="Sign in with token").click()
         expect(page.get_by_text("Enter the new API key for")).to_be_visible()
+        expect(page.locator("header .brand")).to_have_text("A question for you")
         field = page.get_by_label("New API key")
         assert field.get_attribute("type") == "password"
         field.fill(key)
