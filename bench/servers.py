@@ -73,30 +73,18 @@ def gunicorn_cmd(
 ) -> list[str]:
     """The gunicorn command line the benchmark uses for the host and the ceiling alike.
 
-    Every setting is ``host serve``'s (:func:`host.serve.start.gunicorn_settings`, the one owner):
+    Every setting is ``host serve``'s (:func:`host.serve.start.gunicorn_flags`, the one owner):
     a copy kept here drifted once, and without ``host serve``'s ``--worker-connections`` gthread
     closed every connection after its response. ``parser`` is gunicorn's ``--http-parser``:
     ``auto`` takes the C parser (``gunicorn_h1c``, the ``gunicorn[fast]`` extra) when it is
     installed, ``python`` never does.
     """
-    from host.serve.start import ServeOptions, gunicorn_settings
+    from host.serve.start import ServeOptions, gunicorn_flags
 
-    settings = gunicorn_settings(
-        ServeOptions(bind=f"127.0.0.1:{port}", workers=workers, threads=threads)
-    )
+    options = ServeOptions(bind=f"127.0.0.1:{port}", workers=workers, threads=threads)
     return [
-        str(BIN / "gunicorn"), app,
-        "--http-parser", parser,
-        "--bind", settings["bind"][0],
-        "--workers", str(settings["workers"]),
-        "--worker-class", settings["worker_class"],
-        "--threads", str(settings["threads"]),
-        "--worker-connections", str(settings["worker_connections"]),
-        "--timeout", str(settings["timeout"]),
-        "--graceful-timeout", str(settings["graceful_timeout"]),
-        "--keep-alive", str(settings["keepalive"]),
-        "--no-control-socket",
-        "--log-level", "warning",
+        str(BIN / "gunicorn"), app, "--http-parser", parser,
+        *gunicorn_flags(options), "--log-level", "warning",
     ]  # fmt: skip
 
 

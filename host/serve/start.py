@@ -47,6 +47,7 @@ IMPORT_LIMIT = "HOST_RELOAD_IMPORT_TIMEOUT"
 __all__ = [
     "ServeOptions",
     "gunicorn_argv",
+    "gunicorn_flags",
     "gunicorn_settings",
     "import_limit",
     "metrics_dir",
@@ -194,16 +195,11 @@ def gunicorn_settings(options: ServeOptions) -> dict[str, Any]:
     }
 
 
-def gunicorn_argv(options: ServeOptions) -> list[str]:
-    """The plain gunicorn command line that serves like ``options`` (``--dry-run`` prints it).
-
-    NOTE: plain gunicorn's ``--reload`` restarts workers, which then read the specs themselves;
-    ``host serve --reload`` checks them in its master first.
-    """
+def gunicorn_flags(options: ServeOptions) -> list[str]:
+    """:func:`gunicorn_settings` as gunicorn's command-line flags (``bench/`` serves with them)."""
     settings = gunicorn_settings(options)
-    argv = [
-        sys.executable, "-m", "gunicorn", "host.web.wsgi:app",
-        "--bind", options.bind,
+    return [
+        "--bind", settings["bind"][0],
         "--workers", str(settings["workers"]),
         "--worker-class", settings["worker_class"],
         "--threads", str(settings["threads"]),
@@ -213,6 +209,15 @@ def gunicorn_argv(options: ServeOptions) -> list[str]:
         "--keep-alive", str(settings["keepalive"]),
         "--no-control-socket",
     ]  # fmt: skip
+
+
+def gunicorn_argv(options: ServeOptions) -> list[str]:
+    """The plain gunicorn command line that serves like ``options`` (``--dry-run`` prints it).
+
+    NOTE: plain gunicorn's ``--reload`` restarts workers, which then read the specs themselves;
+    ``host serve --reload`` checks them in its master first.
+    """
+    argv = [sys.executable, "-m", "gunicorn", "host.web.wsgi:app", *gunicorn_flags(options)]
     if options.pin_workers:
         argv += ["--config", "python:host.serve.pinning"]
     if options.reload:
