@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from host.jsonvalues import storable
 from host.machine.gate import NO_GATE, Decided, Gate
 from host.machine.local_locks import PROCESS_LOCKS
 from host.machine.pages import NO_URL_ASKS, UrlAsks
@@ -217,8 +218,8 @@ class Outcome:
             return cls(content=[], acted=acted)
         if isinstance(value, str):
             return cls(content=[{"type": "text", "text": value}], acted=acted)
-        text = json.dumps(value, ensure_ascii=False, default=str)
-        structured = value if isinstance(value, dict) else {"result": value}
+        text, plain = _as_json(value)
+        structured = plain if isinstance(plain, dict) else {"result": plain}
         return cls(content=[{"type": "text", "text": text}], structured=structured, acted=acted)
 
     @classmethod
@@ -337,3 +338,31 @@ def _number(name: str, value: Any) -> None:
         raise TypeError(f"ctx.progress: {name} must be a number, not {type(value).__name__}")
     if not math.isfinite(value):
         raise ValueError(f"ctx.progress: {name} must be a finite number, not {value!r}")
+
+
+def _as_json(value: Any) -> tuple[str, Any]:
+    """``value``'s JSON text, and the value that text decodes to (``value`` itself if plain).
+
+    NOTE: a value JSON has no type for (a datetime, a Decimal) is written as its ``str()``, and
+    NaN or an infinity by name (as the audit keeps them); the structured content must be the same
+    JSON as the text, or the reply, the act's record and the stream could not be encoded (the
+    client got an HTTP 500 once the act had run).
+
+    Raises:
+        ValueError: ``value`` contains itself (the caller reports the result unusable).
+    """
+    converted: list[object] = []
+
+    def as_text(item: object) -> str:
+        converted.append(item)
+        return str(item)
+
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=as_text, allow_nan=False)
+    except ValueError as exc:
+        if "float" not in str(exc):
+            raise
+        value = storable(value)
+        converted.append(value)
+        text = json.dumps(value, ensure_ascii=False, default=as_text)
+    return text, (json.loads(text) if converted else value)

@@ -48,8 +48,6 @@ hour per process.
 from __future__ import annotations
 
 import logging
-import math
-import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -57,6 +55,7 @@ from typing import Any
 
 from host import ids
 from host.errors import StoreError
+from host.jsonvalues import storable
 from host.limits import LimitSettings
 from host.machine import Decided
 from host.observers.batches import Batches
@@ -72,8 +71,6 @@ log = logging.getLogger("host.audit")
 
 REDACTED = "[redacted]"
 """What a redacted field's value reads as in the audit trail."""
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 LOST_NOTE = (
     "the act started, and its worker stopped before the call's outcome was recorded: "
@@ -124,7 +121,7 @@ def audit_record(event: Round, now: float, most: int) -> AuditRecord:
     answers = {
         key: _answer(answer, hidden, most)
         if isinstance(answer, Mapping)
-        else bounded(_storable(answer), most)
+        else bounded(storable(answer), most)
         for key, answer in event.call_answers.items()
     }
     approvals = []
@@ -142,7 +139,7 @@ def audit_record(event: Round, now: float, most: int) -> AuditRecord:
     return AuditRecord(
         call_id(event.nonce),
         now,
-        _storable(owner),
+        storable(owner),
         event.tool,
         outcome_of(event),
         arguments=bounded(_redacted(event.arguments, hidden), most),
@@ -169,29 +166,12 @@ def _request(decided: Decided) -> dict[str, Any]:
 
 
 def _redacted(values: Mapping[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
-    return {k: REDACTED if k in hidden else _storable(v) for k, v in values.items()}
-
-
-def _storable(value: Any) -> Any:
-    """``value`` as strict JSON holds it: non-finite numbers by name, lone surrogates U+FFFD.
-
-    NOTE: bodies are I-JSON already (:mod:`host.protocol.ijson`); this keeps a value that came
-    another way from failing the store's write, or ``host audit --format json`` later.
-    """
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, Mapping):
-        return {_storable(k): _storable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_storable(item) for item in value]
-    return value
+    return {k: REDACTED if k in hidden else storable(v) for k, v in values.items()}
 
 
 def _answer(answer: Mapping[str, Any], hidden: frozenset[str], most: int) -> dict[str, Any]:
     """An answer as kept: its action whole, its content redacted and bounded."""
-    kept: dict[str, Any] = {"action": _storable(answer.get("action"))}
+    kept: dict[str, Any] = {"action": storable(answer.get("action"))}
     content = answer.get("content")
     if isinstance(content, Mapping):
         kept["content"] = bounded(_redacted(content, hidden), most)
