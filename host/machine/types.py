@@ -217,7 +217,7 @@ class Outcome:
         if value is None:
             return cls(content=[], acted=acted)
         if isinstance(value, str):
-            return cls(content=[{"type": "text", "text": value}], acted=acted)
+            return cls(content=[{"type": "text", "text": _utf8(value)}], acted=acted)
         text, plain = _as_json(value)
         structured = plain if isinstance(plain, dict) else {"result": plain}
         return cls(content=[{"type": "text", "text": text}], structured=structured, acted=acted)
@@ -365,4 +365,24 @@ def _as_json(value: Any) -> tuple[str, Any]:
         value = storable(value)
         converted.append(value)
         text = json.dumps(value, ensure_ascii=False, default=as_text)
+    if _utf8(text) is not text:
+        value = storable(value)
+        converted.append(value)
+        text = json.dumps(value, ensure_ascii=False, default=as_text)
     return text, (json.loads(text) if converted else value)
+
+
+def _utf8(text: str) -> str:
+    """``text``, or a copy with each lone surrogate (which no UTF-8 holds) as U+FFFD.
+
+    NOTE: the reply is UTF-8: a handler's text decoded with ``surrogateescape`` made it fail.
+    An ASCII text is known to hold none without a look; any other is encoded once to find out.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        replaced: str = storable(text)
+        return replaced
+    return text

@@ -1,9 +1,10 @@
 """Handlers that return what JSON has no form for: the call is answered, and its act recorded.
 
-A result holding a datetime (a database row's), a Decimal or a metric's NaN was answered with an
-HTTP 500 once its act had run (the reply could not be encoded), and a later round's act could not
-record it. Such values are written as their ``str()`` (non-finite numbers by name), the same in
-the text and the structured content, on every protocol revision.
+A result holding a datetime (a database row's), a Decimal, a metric's NaN or a lone surrogate was
+answered with an HTTP 500 once its act had run (the reply could not be encoded), and a later
+round's act could not record it. Such values are written as their ``str()`` (non-finite numbers
+by name, a lone surrogate as U+FFFD), the same in the text and the structured content, on every
+protocol revision.
 """
 
 from __future__ import annotations
@@ -52,11 +53,12 @@ def last_login():
     return {"at": datetime.datetime(2026, 12, 2, 1, 2, 3), "score": float("nan")}
 
 def close_books():
-    return {"closed": datetime.date(2026, 12, 2), "total": decimal.Decimal("10.50")}
+    by = b"caf\\xe9".decode("utf-8", "surrogateescape")  # a lone surrogate, as from a file name
+    return {"closed": datetime.date(2026, 12, 2), "total": decimal.Decimal("10.50"), "by": by}
 """
 
 LOGIN = {"at": "2026-12-02 01:02:03", "score": "nan"}
-BOOKS = {"closed": "2026-12-02", "total": "10.50"}
+BOOKS = {"closed": "2026-12-02", "total": "10.50", "by": "caf\ufffd"}
 
 
 @pytest.fixture

@@ -34,6 +34,7 @@ def _strict(text: str) -> Any:
         ([datetime.date(2026, 12, 2)], {"result": ["2026-12-02"]}),
         ({"nested": [{"when": datetime.date(2026, 1, 1), "n": 1.5}]},
          {"nested": [{"when": "2026-01-01", "n": 1.5}]}),
+        ({"name": "caf\udce9", "ok": "café"}, {"name": "caf\ufffd", "ok": "café"}),
     ],
 )  # fmt: skip
 def test_values_json_has_no_form_for_are_the_same_in_the_text_and_the_structure(
@@ -45,7 +46,8 @@ def test_values_json_has_no_form_for_are_the_same_in_the_text_and_the_structure(
     wrapped = structured if isinstance(value, dict) else structured["result"]
     assert _strict(block["text"]) == wrapped
     # Every encoder after this point takes the result as it is: the reply, the act's record.
-    assert _strict(json.dumps(outcome.to_result())) == {
+    reply = json.dumps(outcome.to_result(), ensure_ascii=False).encode()  # as the host sends it
+    assert _strict(reply.decode()) == {
         "content": [block],
         "structuredContent": structured,
     }
@@ -58,6 +60,12 @@ def test_a_plain_json_value_is_kept_as_it_is() -> None:
     assert outcome.structured is value  # no copy on the common path
     (block,) = outcome.content
     assert json.loads(block["text"]) == value
+
+
+def test_a_text_result_with_a_lone_surrogate_can_be_sent_as_utf_8() -> None:
+    (block,) = Outcome.from_value("read caf\udce9 from disk").content
+    assert block["text"] == "read caf\ufffd from disk"
+    assert Outcome.from_value("café").content[0]["text"] == "café"
 
 
 def test_a_circular_value_is_refused_not_recursed_into() -> None:
