@@ -142,8 +142,9 @@ class StdioServer:
 def _encode(message: Mapping[str, Any]) -> bytes:
     """One line of strict JSON, or an internal error for the message's request when it is none.
 
-    NOTE: a handler's result may hold a lone surrogate or NaN, which no line of JSON can carry;
-    the client is answered all the same, and the log has the incident.
+    NOTE: a handler's result is made strict JSON where it is made (:mod:`host.jsonvalues`); this
+    is the last guard, should any other message hold what no line of JSON can carry: the client
+    is answered all the same, and the log has the incident.
     """
     try:
         return _dumps(message)

@@ -10,19 +10,19 @@ reader can parse and no terminal can misrender.
 from __future__ import annotations
 
 import json
-import math
 import re
 import unicodedata
 from typing import Any
 
-__all__ = ["json_text", "plain", "printable"]
+from host.jsonvalues import storable
+
+__all__ = ["json_text", "printable"]
 
 # Anything outside printable ASCII is looked at; most text never is.
 _MAYBE = re.compile(r"[^\x20-\x7e]")
 # Control, format (bidi marks, overrides and isolates, zero-width), surrogate, private-use,
 # unassigned, and line or paragraph separators.
 _HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -44,22 +44,9 @@ def _escape(char: str) -> str:
     return char
 
 
-def plain(value: Any) -> Any:
-    """``value`` with non-finite numbers as their names and lone surrogates as U+FFFD."""
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {plain(key): plain(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(item) for item in value]
-    return value
-
-
 def json_text(value: Any, *, indent: int | None = None) -> str:
     """``value`` as JSON any parser reads, with characters a terminal acts on escaped."""
-    text = json.dumps(plain(value), indent=indent, ensure_ascii=False, allow_nan=False)
+    text = json.dumps(storable(value), indent=indent, ensure_ascii=False, allow_nan=False)
     # NOTE: outside strings JSON holds only ASCII, so every such character is inside one, where
     # a \\u escape means the same character.
     if not _MAYBE.search(text):

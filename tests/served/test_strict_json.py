@@ -117,9 +117,11 @@ def weird(ctx):
 """
 
 
-def test_a_handler_answer_json_cannot_carry_is_an_internal_error_over_stdio(
+def test_a_handler_answer_json_cannot_carry_is_sent_as_the_audit_keeps_it_over_stdio(
     tmp_path: Path,
 ) -> None:
+    # NOTE: it was an internal error (-32603) once the act had run; now the result is sent,
+    # with NaN by name and the lone surrogate as U+FFFD (host.jsonvalues), over every transport.
     (tmp_path / "specs").mkdir()
     (tmp_path / "handlers").mkdir()
     (tmp_path / "specs" / "odd.yaml").write_text(WEIRD_SPEC)
@@ -130,8 +132,10 @@ def test_a_handler_answer_json_cannot_carry_is_an_internal_error_over_stdio(
     call = {"name": "weird", "arguments": {}, "_meta": META}
     stdio.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
     reply = stdio.receive()
-    assert reply["id"] == 1 and reply["error"]["code"] == -32603
-    assert "incident" in reply["error"]["data"]
+    assert reply["id"] == 1 and reply["result"]["structuredContent"] == {
+        "text": "a\ufffdb",
+        "n": "nan",
+    }
     stdio.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": META}})
     assert [t["name"] for t in stdio.receive()["result"]["tools"]] == ["weird"]
     assert stdio.close()[1] == 0
