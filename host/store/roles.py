@@ -50,11 +50,11 @@ class ActClaims(Protocol):
         incident: str,
         ttl_s: float,
         lease_s: float,
-        audit: Started | None = None,
+        started: Started | None = None,
     ) -> ActState | None:
         """Claim ``key`` for ``token`` (None), or the state of whoever has it; durable first.
 
-        ``audit`` (a record and its retention) is written with the claim, in the same durable
+        ``started`` (a record and its retention) is written with the claim, in the same durable
         step, at rank :data:`host.store.records.STARTED`, only if this call takes the claim.
         """
         ...

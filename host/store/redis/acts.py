@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from host.store.records import STARTED, AuditRecord
+from host.store.records import STARTED
 from host.store.redis.audit import WRITE_FUNCTION, RedisAudit
 from host.store.redis.client import RedisClient, ms
+from host.store.roles import Started
 from host.store.values import LAPSED, ActState
 
 __all__ = ["RedisActs", "to_state"]
@@ -155,7 +156,7 @@ class RedisActs:
         incident: str,
         ttl_s: float,
         lease_s: float,
-        started: tuple[AuditRecord, float] | None = None,
+        started: Started | None = None,
     ) -> ActState | None:
         """Claim ``key`` for ``token`` (None), or the state of whoever has it.
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from host.store.records import STARTED, AuditRecord
+from host.store.records import STARTED
+from host.store.roles import Started
 from host.store.sqlite import audit
 from host.store.sqlite.durable import DurableWrites
 from host.store.sqlite.pool import Connections
@@ -159,7 +160,7 @@ class SqliteActs:
         incident: str,
         ttl_s: float,
         lease_s: float,
-        started: tuple[AuditRecord, float] | None = None,
+        started: Started | None = None,
     ) -> ActState | None:
         """Claim ``key`` for ``token`` (None), or the state of whoever has it; on disk first.
 
