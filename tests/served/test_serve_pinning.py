@@ -23,10 +23,15 @@ def _cpus(pid: int) -> set[int]:
     return os.sched_getaffinity(pid)
 
 
+def _all_pinned(server: Server) -> bool:
+    return all(len(_cpus(pid)) == 1 for pid in _workers(server))
+
+
 def test_each_worker_keeps_to_a_cpu_and_a_replacement_takes_the_freed_one(tmp_path: Path) -> None:
     allowed = os.sched_getaffinity(0)
     with host_serve(tmp_path, "host", "--workers", "2", "--pin-workers") as server:
-        assert wait_until(lambda: len(_workers(server)) == 2)
+        # NOTE: a worker is a child as soon as it is forked, and pins itself a moment later.
+        assert wait_until(lambda: len(_workers(server)) == 2 and _all_pinned(server))
         first = {pid: _cpus(pid) for pid in _workers(server)}
         assert all(len(cpus) == 1 and cpus <= allowed for cpus in first.values()), first
         if len(allowed) >= 2:
@@ -37,6 +42,7 @@ def test_each_worker_keeps_to_a_cpu_and_a_replacement_takes_the_freed_one(tmp_pa
         os.kill(gone, signal.SIGKILL)
         assert wait_until(lambda: len(_workers(server) - set(first)) == 1, 30)
         (new,) = _workers(server) - set(first)
+        assert wait_until(lambda: len(_cpus(new)) == 1), _cpus(new)
         assert _cpus(new) == cpu
         assert "pinned to CPU" in server.log.read_text()
 
