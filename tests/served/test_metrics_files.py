@@ -12,6 +12,7 @@ and ``/readyz`` answers 503 with the reason.
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import os
 import signal
@@ -26,12 +27,13 @@ from prometheus_client.parser import text_string_to_metric_families
 from support.modern import Mcp, call
 from support.servers import Server, host_serve
 from support.waiting import wait_until
-from support.wire import Served
+from support.wire import Reply, Served
 from support.workers import connections_on_two_workers
 
 pytestmark = pytest.mark.served
 
-_OUTBOX = {"name": "list_outbox", "arguments": {}}
+_CLOSE = {"name": "close_ticket", "arguments": {"id": "T-1"}}
+_YES = {"close": {"action": "accept", "content": {"confirm": True}}}
 
 
 def _rounds(server: Server) -> float:
@@ -67,6 +69,14 @@ def _call_both(server: Server) -> None:
         call(conn, "list_outbox", {})
         # NOTE: closed, so a worker told to stop is not kept until its keep-alive ends.
         conn.close()
+
+
+def _close_t1(conn: http.client.HTTPConnection) -> Reply:
+    """Both rounds of ``close_ticket`` T-1, the act confirmed: the reply to the second."""
+    asked = call(conn, **_CLOSE)
+    assert asked["resultType"] == "input_required", asked
+    params = {**_CLOSE, "inputResponses": _YES, "requestState": asked["requestState"]}
+    return Mcp(Served(conn)).request("tools/call", params)
 
 
 def _files(folder: Path) -> dict[str, int]:
@@ -150,17 +160,18 @@ def test_a_full_disk_stops_metrics_not_workers(tmp_path: Path) -> None:
             # NOTE: full again: retiring the killed worker removed its files, which freed space.
             _fill(disk)
             conn = server.connect()
-            # NOTE: an act needs its record kept before it starts: on the full disk it is
-            # refused (503, nothing done), answered, never dropped; a read is still served.
-            # The first few records may still fit in the slack of their file's last page.
+            # NOTE: an act needs its claim and record kept before it starts: on the full disk
+            # it is refused (503, nothing done), answered, never dropped; a read-only tool is
+            # still served. The first few may still fit in the slack of the store's last page.
             statuses = []
             for _ in range(40):
                 _fill(disk)  # again each time: the host's own clean-up may free space
-                reply = Mcp(Served(conn)).request("tools/call", _OUTBOX)
+                reply = _close_t1(conn)
                 statuses.append(reply.status_code)
                 if reply.status_code == 503:
                     assert "store" in reply.json["error"]["message"], reply.text
             assert set(statuses) <= {200, 503} and 503 in statuses, statuses
+            assert call(conn, "list_outbox", {})["structuredContent"] is not None
             assert call(conn, "service_status", {})["structuredContent"] is not None
             _fill(disk)
             conn.request("GET", "/readyz")
