@@ -92,13 +92,22 @@ class EnvironHeaders(Mapping[str, str]):
         self._environ = environ
 
     def __getitem__(self, name: str) -> str:
-        key = name.upper().replace("-", "_")
-        if key not in _UNPREFIXED:
-            key = "HTTP_" + key
-        value = self._environ[key]
+        value = self.get(name)
         if not isinstance(value, str):
             raise KeyError(name)
         return value
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The header's value, or ``default`` when the request has none.
+
+        NOTE: Mapping's own ``get`` raises and catches a KeyError for each absent header, and
+        most of those the protocol asks for (trace context, a session id) are absent.
+        """
+        key = name.upper().replace("-", "_")
+        if key not in _UNPREFIXED:
+            key = "HTTP_" + key
+        value = self._environ.get(key)
+        return value if isinstance(value, str) else default
 
     def __iter__(self) -> Iterator[str]:
         for key, value in self._environ.items():
@@ -162,9 +171,10 @@ class McpResource:
         self.admission = Admission(settings.limits, gate.authenticator.enabled)
 
     def _admit(
-        self, resp: falcon.Response, identity: Identity, session: str | None, request_id: Any
+        self, resp: falcon.Response, identity: Identity, session: str | None, body: bytes | None
     ) -> Held | None:
-        """The slots of a request within its caller's limits; None after answering 429."""
+        """The slots of a request within its caller's limits; None after answering 429 (with
+        the id of ``body``'s request, when it has one: it is read only then)."""
         try:
             return self.admission.enter(identity, session)
         except ProtocolError as exc:
@@ -176,6 +186,7 @@ class McpResource:
             resp.status = exc.http_status
             resp.set_header("Retry-After", str(exc.data["retryAfter"]))
             resp.content_type = falcon.MEDIA_JSON
+            request_id = request_id_of(body) if body is not None else None
             resp.text = json.dumps(failure(request_id, exc))
             return None
 
@@ -266,7 +277,7 @@ class McpResource:
         body = self._read_body(req, resp)
         if body is None:
             return
-        held = self._admit(resp, identity, None, request_id_of(body))
+        held = self._admit(resp, identity, None, body)
         if held is None:
             return
         token = CALLER.set(held.principal)

@@ -129,6 +129,7 @@ def test_one_principal_saturating_its_limits_leaves_the_others_served(site: Site
     limits = {body["error"]["data"]["limit"] for body in refused}
     assert limits <= {"calls_in_flight", "handler_threads"} and limits
     assert all(body["error"]["code"] == -32029 for body in refused)
+    assert all(body["id"] == 1 for body in refused)  # the refused request's own id
     # every act that started was a call answered with 200; a refused one never starts later
     time.sleep(4)
     answered = sum(1 for status, _ in seen if status == 200)
