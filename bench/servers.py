@@ -46,6 +46,7 @@ GUNICORN_THREADS = 1024
 # NOTE: taken at import, before the benchmark pins itself, so an unpinned server gets every CPU.
 ALL_CPUS = frozenset(os.sched_getaffinity(0))
 _LIVE: dict[int, subprocess.Popen[bytes]] = {}
+_HANDED_OUT: set[int] = set()
 _TICK = os.sysconf("SC_CLK_TCK")
 _PR_SET_PDEATHSIG = 1
 
@@ -61,11 +62,19 @@ class ServerError(RuntimeError):
 
 
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+    """A TCP port on 127.0.0.1 that is free right now, and not handed out before in this run.
+
+    NOTE: every server's port is chosen before the first one starts, and the kernel may give
+    a port it just gave again: a second server on it failed to bind, and its load was answered
+    by the first one, figures and all.
+    """
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port: int = sock.getsockname()[1]
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 def gunicorn_cmd(
@@ -170,8 +179,7 @@ class Server:
         """Call ``probe`` until it returns True; the seconds since launch. Raises if it dies."""
         deadline = time.monotonic() + timeout
         while True:
-            if self.proc is not None and self.proc.poll() is not None:
-                raise ServerError(f"{self.name} exited with {self.proc.returncode}: {self.tail()}")
+            self.check_alive()
             try:
                 if probe():
                     return time.perf_counter() - self.started
@@ -180,6 +188,11 @@ class Server:
             if time.monotonic() > deadline:
                 raise ServerError(f"{self.name} not ready after {timeout:.0f} s: {self.tail()}")
             time.sleep(0.02)
+
+    def check_alive(self) -> None:
+        """Raise ServerError if the server's main process has exited (its figures are not its)."""
+        if self.proc is not None and self.proc.poll() is not None:
+            raise ServerError(f"{self.name} exited with {self.proc.returncode}: {self.tail()}")
 
     def tail(self, lines: int = 15) -> str:
         """The last lines of the server's log, for error messages."""

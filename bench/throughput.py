@@ -247,6 +247,7 @@ def run_all(
                     ops = plan.calls if kind == "plain" else plan.exchanges
                     try:
                         measured = _timed(live.spec.port, live.server.pid, load, ops, plan)
+                        live.server.check_alive()  # NOTE: else another server answered
                     except _FAILURES as exc:
                         live.run.error = f"{type(exc).__name__}: {exc}"
                         continue
