@@ -9,6 +9,7 @@ script of messages.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -61,6 +62,42 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def _family(pid: int) -> list[int]:
+    """``pid`` and every process below it."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        try:
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except OSError:
+            continue
+        todo.extend(int(child) for child in children)
+    return found
+
+
+def _listens(pid: int, port: int) -> bool:
+    """Whether ``pid`` (or a process below it) holds the socket listening on ``port``.
+
+    NOTE: two tests may be handed the same free port; the one whose server then fails to bind
+    must not take the other's server, answering ``/readyz`` on that port, for its own.
+    """
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as lines:
+            for line in list(lines)[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    inodes.add(f"socket:[{fields[9]}]")
+    for member in _family(pid):
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(f"/proc/{member}/fd"):
+                with contextlib.suppress(OSError):
+                    if os.readlink(f"/proc/{member}/fd/{fd}") in inodes:
+                        return True
+    return False
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -149,11 +186,17 @@ def _start(
         while proc.poll() is None and time.monotonic() < deadline:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2):
-                    return proc, port, True
+                    pass
             except OSError:
                 time.sleep(0.1)
-        if proc.poll() is None or "in use" not in log.read_text():
-            return proc, port, False
+                continue
+            if _listens(proc.pid, port):
+                return proc, port, True
+            stop(proc, 15)  # another test's server answered: this one could not bind
+            break
+        else:
+            if proc.poll() is None or "in use" not in log.read_text():
+                return proc, port, False
     return proc, port, False
 
 
