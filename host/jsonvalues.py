@@ -5,18 +5,62 @@ user's handlers and templates, which may return what JSON has no form for: a dat
 ``float("nan")``, a lone surrogate. The audit trail keeps such values, and a call's result is made
 of them, the same way: every encoder after that point (the reply, the act's record, the stream,
 the audit row) then takes the value as it is.
+
+A call's structured result is encoded once, for its text block (MCP sends both): it travels as
+:class:`Encoded`, and :func:`dumps`, which every reply, event and stdio line is written with, puts
+that text in place of encoding the value again.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["storable"]
+__all__ = ["Encoded", "dumps", "storable"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# NOTE: random per process, so no string a handler returns can stand for the placeholder.
+_PLACEHOLDER = "\x00host-encoded-" + os.urandom(16).hex() + "\x00"
+_PLACEHOLDER_JSON = json.dumps(_PLACEHOLDER)
+
+
+class Encoded(dict[str, Any]):
+    """A JSON object (a tool's structured result) that holds its own JSON text.
+
+    Args:
+        value: The object.
+        text: ``value``'s JSON, already made (the result's text block); nothing may change
+            ``value`` after, or the reply would carry the old text.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, value: Mapping[str, Any], text: str) -> None:
+        super().__init__(value)
+        self.text = text
+
+
+def dumps(message: Mapping[str, Any], *, compact: bool = False, allow_nan: bool = True) -> str:
+    """A JSON-RPC message as JSON text (``ensure_ascii`` off), its result's :class:`Encoded`
+    structured content written from its text rather than encoded again.
+
+    Args:
+        message: The message.
+        compact: Without spaces after separators (the text spliced in keeps its own).
+        allow_nan: Whether NaN and the infinities may be written (as JavaScript names).
+    """
+    separators = (",", ":") if compact else None
+    result = message.get("result")
+    encoded = result.get("structuredContent") if isinstance(result, dict) else None
+    if not isinstance(result, dict) or not isinstance(encoded, Encoded):
+        return json.dumps(message, ensure_ascii=False, separators=separators, allow_nan=allow_nan)
+    stand_in = {**message, "result": {**result, "structuredContent": _PLACEHOLDER}}
+    text = json.dumps(stand_in, ensure_ascii=False, separators=separators, allow_nan=allow_nan)
+    return text.replace(_PLACEHOLDER_JSON, encoded.text, 1)
 
 
 def storable(value: Any) -> Any:

@@ -27,6 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
+from host import jsonvalues
 from host.assembly import assemble
 from host.auth import ANONYMOUS, Identity, local_user
 from host.logs import configure_logging
@@ -155,7 +156,7 @@ def _encode(message: Mapping[str, Any]) -> bytes:
 
 
 def _dumps(message: Mapping[str, Any]) -> bytes:
-    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = jsonvalues.dumps(message, compact=True, allow_nan=False)
     return text.encode("utf-8")
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from host.jsonvalues import storable
+from host.jsonvalues import Encoded, storable
 from host.machine.gate import NO_GATE, Decided, Gate
 from host.machine.local_locks import PROCESS_LOCKS
 from host.machine.pages import NO_URL_ASKS, UrlAsks
@@ -219,7 +219,13 @@ class Outcome:
         if isinstance(value, str):
             return cls(content=[{"type": "text", "text": _utf8(value)}], acted=acted)
         text, plain = _as_json(value)
-        structured = plain if isinstance(plain, dict) else {"result": plain}
+        # NOTE: the structured content is the text's JSON: the reply writes that text, not a
+        # second encoding of the value (most of a large result's time went to encoding).
+        structured = (
+            Encoded(plain, text)
+            if isinstance(plain, dict)
+            else Encoded({"result": plain}, '{"result": ' + text + "}")
+        )
         return cls(content=[{"type": "text", "text": text}], structured=structured, acted=acted)
 
     @classmethod

@@ -21,13 +21,13 @@ unheard.
 
 from __future__ import annotations
 
-import json
 import logging
 import queue
 import threading
 from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
+from host import jsonvalues
 from host.errors import ProtocolError
 from host.machine import ProgressSink
 from host.protocol.jsonrpc import failure, internal_error
@@ -82,7 +82,7 @@ class EventStream:
             if event is None:
                 yield _KEEPALIVE
             else:
-                data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+                data = jsonvalues.dumps(event, compact=True)
                 yield b"event: message\ndata: " + data.encode("utf-8") + b"\n\n"
 
     def close(self) -> None:

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import falcon
 
+from host import jsonvalues
 from host.assembly import Assembly, assemble, ensure_secret
 from host.auth import Authenticator, Identity, protected_resource_paths
 from host.errors import ProtocolError, SettingsError
@@ -322,7 +323,7 @@ class McpResource:
             resp.stream = held.stream(stream) if held is not None else stream
         elif reply.body is not None:
             resp.content_type = falcon.MEDIA_JSON
-            resp.text = json.dumps(reply.body, ensure_ascii=False)
+            resp.text = jsonvalues.dumps(reply.body)
 
 
 def _accepts_json(accept: str | None) -> bool:

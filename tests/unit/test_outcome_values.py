@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from host.jsonvalues import Encoded
 from host.machine import Outcome
 
 
@@ -54,12 +55,20 @@ def test_values_json_has_no_form_for_are_the_same_in_the_text_and_the_structure(
     assert Outcome.from_json(outcome.to_json()).to_result()["structuredContent"] == structured
 
 
-def test_a_plain_json_value_is_kept_as_it_is() -> None:
+def test_a_plain_json_value_is_encoded_once_for_both() -> None:
     value = {"emails": ["a", "b"], "n": 2, "ok": True, "none": None}
     outcome = Outcome.from_value(value)
-    assert outcome.structured is value  # no copy on the common path
+    assert outcome.structured == value
     (block,) = outcome.content
     assert json.loads(block["text"]) == value
+    # NOTE: the reply writes the structured content from the text block's JSON, made once.
+    assert isinstance(outcome.structured, Encoded) and outcome.structured.text is block["text"]
+
+
+def test_a_value_that_is_no_object_is_wrapped_with_its_text() -> None:
+    outcome = Outcome.from_value([1, "two", None])
+    assert isinstance(outcome.structured, Encoded)
+    assert json.loads(outcome.structured.text) == outcome.structured == {"result": [1, "two", None]}
 
 
 def test_a_text_result_with_a_lone_surrogate_can_be_sent_as_utf_8() -> None:

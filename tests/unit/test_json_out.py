@@ -1,0 +1,61 @@
+"""``host.jsonvalues.dumps``: a reply, event or stdio line with its result's JSON made once."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from host.jsonvalues import Encoded, dumps
+from host.machine import Outcome
+from host.protocol.jsonrpc import success
+
+
+def _reply(value: Any) -> dict[str, Any]:
+    return success(7, Outcome.from_value(value).to_result())
+
+
+@pytest.mark.parametrize("compact", [False, True])
+def test_a_result_reads_back_the_same_as_a_plain_encoding(compact: bool) -> None:
+    value = {"items": [{"id": f"T-{n}", "title": "naïve café ☕", "n": n} for n in range(50)]}
+    message = _reply(value)
+    text = dumps(message, compact=compact)
+    assert json.loads(text) == json.loads(json.dumps(message))
+    assert json.loads(text)["result"]["structuredContent"] == value
+    assert "host-encoded" not in text
+
+
+def test_the_structured_content_is_the_text_made_once() -> None:
+    message = _reply({"n": 1})
+    # NOTE: an Encoded whose text says otherwise shows which one the reply writes.
+    message["result"]["structuredContent"] = Encoded({"n": 1}, '{"n": 2}')
+    assert json.loads(dumps(message))["result"]["structuredContent"] == {"n": 2}
+
+
+def test_a_string_like_the_placeholder_is_written_as_it_is() -> None:
+    sneaky = "\x00host-encoded-" + "0" * 32 + "\x00"
+    message = _reply({"note": sneaky})
+    message["result"]["content"].append({"type": "text", "text": sneaky})
+    decoded = json.loads(dumps(message))
+    assert decoded["result"]["content"][1]["text"] == sneaky
+    assert decoded["result"]["structuredContent"] == {"note": sneaky}
+
+
+def test_messages_without_an_encoded_result_are_encoded_as_json_does() -> None:
+    for message in (
+        {"jsonrpc": "2.0", "id": 1, "result": {"tools": []}},
+        {"jsonrpc": "2.0", "id": 1, "result": {"structuredContent": {"a": 1}}},
+        {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "é"}},
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "no"}},
+    ):
+        assert dumps(message) == json.dumps(message, ensure_ascii=False)
+        assert dumps(message, compact=True) == json.dumps(
+            message, ensure_ascii=False, separators=(",", ":")
+        )
+
+
+def test_nan_is_refused_where_the_line_must_be_strict() -> None:
+    message = {"jsonrpc": "2.0", "id": 1, "result": {"x": float("nan")}}
+    with pytest.raises(ValueError):
+        dumps(message, compact=True, allow_nan=False)
