@@ -60,7 +60,9 @@ def dumps(message: Mapping[str, Any], *, compact: bool = False, allow_nan: bool 
         return json.dumps(message, ensure_ascii=False, separators=separators, allow_nan=allow_nan)
     stand_in = {**message, "result": {**result, "structuredContent": _PLACEHOLDER}}
     text = json.dumps(stand_in, ensure_ascii=False, separators=separators, allow_nan=allow_nan)
-    return text.replace(_PLACEHOLDER_JSON, encoded.text, 1)
+    # NOTE: looked for from the end: it follows the text block, the largest part of the message.
+    at = text.rindex(_PLACEHOLDER_JSON)
+    return text[:at] + encoded.text + text[at + len(_PLACEHOLDER_JSON) :]
 
 
 def storable(value: Any) -> Any:
