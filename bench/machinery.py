@@ -38,7 +38,7 @@ from falcon import testing
 from bench import ceiling, loadgen
 from bench.throughput import ASK_ARGS, ASK_TOOL, PLAIN_TOOL, answer_for
 
-__all__ = ["PARTS", "measure"]
+__all__ = ["PARTS", "call_app", "environ", "measure"]
 
 App = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
@@ -106,7 +106,8 @@ def _outermost(stats: dict[_Func, Any], names: tuple[tuple[str, str], ...]) -> f
     return total
 
 
-def _environ(body: bytes, tool: str) -> dict[str, Any]:
+def environ(body: bytes, tool: str) -> dict[str, Any]:
+    """The WSGI environ of a modern ``tools/call`` of ``tool`` with ``body``."""
     headers = {
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
@@ -120,7 +121,8 @@ def _environ(body: bytes, tool: str) -> dict[str, Any]:
     return env
 
 
-def _call(app: App, env: dict[str, Any], body: bytes) -> bytes:
+def call_app(app: App, env: dict[str, Any], body: bytes) -> bytes:
+    """Call ``app`` with ``env`` and ``body``; the response body (raises unless HTTP 200)."""
     env = dict(env)
     env["wsgi.input"] = io.BytesIO(body)
     env["CONTENT_LENGTH"] = str(len(body))
@@ -137,24 +139,24 @@ class _Client:
     def __init__(self, app: App) -> None:
         self.app = app
         self.plain_body = _body(loadgen.build_request(8000, "tools/call", _plain()))
-        self.plain_env = _environ(self.plain_body, PLAIN_TOOL)
+        self.plain_env = environ(self.plain_body, PLAIN_TOOL)
         first = loadgen.build_request(8000, "tools/call", _ask())
         self.ask_body = _body(first)
-        self.ask_env = _environ(self.ask_body, ASK_TOOL)
-        asked = json.loads(_call(app, self.ask_env, self.ask_body))["result"]
+        self.ask_env = environ(self.ask_body, ASK_TOOL)
+        asked = json.loads(call_app(app, self.ask_env, self.ask_body))["result"]
         self.work = loadgen.Exchange.build(
             8000, ASK_TOOL, ASK_ARGS, answer_for(asked.get("inputRequests") or {})
         )
 
     def plain(self) -> bytes:
-        return _call(self.app, self.plain_env, self.plain_body)
+        return call_app(self.app, self.plain_env, self.plain_body)
 
     def exchange(self) -> tuple[bytes, bytes]:
-        asked = _call(self.app, self.ask_env, self.ask_body)
+        asked = call_app(self.app, self.ask_env, self.ask_body)
         at = asked.find(b'"requestState"')
         start = asked.find(b'"', at + len(b'"requestState"')) + 1
         second = _body(self.work.second(asked[start : asked.find(b'"', start)]))
-        return asked, _call(self.app, self.ask_env, second)
+        return asked, call_app(self.app, self.ask_env, second)
 
 
 def _plain() -> dict[str, Any]:
@@ -207,6 +209,13 @@ def _parts(stats: dict[_Func, Any], n: int, scale: float) -> dict[str, float]:
     parts["act claim and record"] -= _outermost(stats, _INSIDE_STORE)
     parts["handlers (user code)"] = _outermost(stats, _HANDLERS)
     return {name: max(0.0, 1e6 * seconds * scale / n) for name, seconds in parts.items()}
+
+
+def _large_result(n: int) -> dict[str, Any]:
+    """:mod:`bench.large`'s figures, with a tenth of the calls (each is a few milliseconds)."""
+    from bench import large  # NOTE: it imports this module
+
+    return large.measure(max(10, n // 20))
 
 
 def measure(n: int = 2000) -> dict[str, Any]:
@@ -268,6 +277,7 @@ def measure(n: int = 2000) -> dict[str, Any]:
             "machinery": exchange_machinery,
         },
         "parts_us": {name: [plain_parts[name], exchange_parts[name]] for name in plain_parts},
+        "large_result": _large_result(n),
         # The figure held to the target: the worse of a plain call and one request of an exchange.
         "machinery_us": max(plain_machinery, exchange_machinery / 2),
         # The same by CPU: what the host's own work costs, without waiting on the disk.

@@ -105,6 +105,14 @@ def _machinery(bench: Bench) -> list[Check]:
             Check(f"host machinery per {label} (CPU)", cpu, "µs",
                   note="the same by CPU, without waiting on the disk (an act claim's fsync)")
         )  # fmt: skip
+    large = found.get("large_result") or {}
+    host_us, encode_us = large.get("host_us"), large.get("one_encode_us")
+    ratio = host_us / encode_us if host_us and encode_us else None
+    kb = large.get("value_bytes", 0) / 1000
+    checks.append(
+        Check(f"large result ({kb:,.0f} KB): host call / one JSON encoding", ratio,
+              note=why or f"in-process: {host_us or 0:,.0f} against {encode_us or 0:,.0f} µs")
+    )  # fmt: skip
     return checks
 
 
