@@ -246,9 +246,14 @@ class Outcome:
 
     def to_json(self) -> str:
         """Serialize for the at-most-once store."""
-        return json.dumps(
-            {"c": self.content, "s": self.structured, "e": self.is_error, "i": self.incident}
-        )
+        structured = self.structured
+        if not isinstance(structured, Encoded):
+            return json.dumps(
+                {"c": self.content, "s": structured, "e": self.is_error, "i": self.incident}
+            )
+        # NOTE: the structured result's JSON was made once already (its text block): kept as is.
+        rest = json.dumps({"c": self.content, "e": self.is_error, "i": self.incident})
+        return rest[:-1] + ', "s": ' + structured.text + "}"
 
     @classmethod
     def from_json(cls, text: str) -> Outcome:

@@ -65,6 +65,15 @@ def test_a_plain_json_value_is_encoded_once_for_both() -> None:
     assert isinstance(outcome.structured, Encoded) and outcome.structured.text is block["text"]
 
 
+def test_the_acts_record_keeps_the_text_made_once_and_replays_the_same_result() -> None:
+    outcome = Outcome.from_value({"title": "naïve café ☕", "n": [1, 2]}, acted=True)
+    replayed = Outcome.from_json(outcome.to_json())
+    assert replayed.to_result() == outcome.to_result() and replayed.replayed
+    # NOTE: an Encoded whose text says otherwise shows which one the record writes.
+    changed = Outcome(outcome.content, Encoded({"n": 1}, '{"n": 2}'), acted=True)
+    assert Outcome.from_json(changed.to_json()).structured == {"n": 2}
+
+
 def test_a_value_that_is_no_object_is_wrapped_with_its_text() -> None:
     outcome = Outcome.from_value([1, "two", None])
     assert isinstance(outcome.structured, Encoded)
