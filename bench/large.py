@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import json
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from bench.loadgen import build_request
-from bench.machinery import call_app, environ
+from bench.machinery import body_of, call_app, environ, per_op
 
 __all__ = ["ITEMS", "measure"]
 
@@ -54,16 +52,6 @@ def items():
 """
 
 
-def _best(fn: Callable[[], object], n: int, repeats: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        best = min(best, (time.perf_counter() - start) / n)
-    return best
-
-
 def measure(n: int = 100) -> dict[str, Any]:
     """Time ``n`` calls of the large tool and ``n`` encodings of its value; µs and bytes."""
     from host.settings import Settings
@@ -85,14 +73,13 @@ def measure(n: int = 100) -> dict[str, Any]:
             }
         )
         app = create_app(settings=settings)
-        request = build_request(8000, "tools/call", {"name": "large", "arguments": {}})
-        body = request.split(b"\r\n\r\n", 1)[1]
+        body = body_of(build_request(8000, "tools/call", {"name": "large", "arguments": {}}))
         env = environ(body, "large")
         reply = call_app(app, env, body)
         value = json.loads(reply)["result"]["structuredContent"]
-        _best(lambda: call_app(app, env, body), max(5, n // 10), 1)
-        host_s = _best(lambda: call_app(app, env, body), n)
-    encode_s = _best(lambda: json.dumps(value, ensure_ascii=False), n)
+        per_op(lambda: call_app(app, env, body), max(5, n // 10), 1)
+        host_s = per_op(lambda: call_app(app, env, body), n)
+    encode_s = per_op(lambda: json.dumps(value, ensure_ascii=False), n)
     return {
         "items": ITEMS,
         "value_bytes": len(json.dumps(value, ensure_ascii=False).encode()),

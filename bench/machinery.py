@@ -38,7 +38,7 @@ from falcon import testing
 from bench import ceiling, loadgen
 from bench.throughput import ASK_ARGS, ASK_TOOL, PLAIN_TOOL, answer_for
 
-__all__ = ["PARTS", "call_app", "environ", "measure"]
+__all__ = ["PARTS", "body_of", "call_app", "environ", "measure", "per_op"]
 
 App = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
@@ -138,10 +138,10 @@ class _Client:
 
     def __init__(self, app: App) -> None:
         self.app = app
-        self.plain_body = _body(loadgen.build_request(8000, "tools/call", _plain()))
+        self.plain_body = body_of(loadgen.build_request(8000, "tools/call", _plain()))
         self.plain_env = environ(self.plain_body, PLAIN_TOOL)
         first = loadgen.build_request(8000, "tools/call", _ask())
-        self.ask_body = _body(first)
+        self.ask_body = body_of(first)
         self.ask_env = environ(self.ask_body, ASK_TOOL)
         asked = json.loads(call_app(app, self.ask_env, self.ask_body))["result"]
         self.work = loadgen.Exchange.build(
@@ -155,7 +155,7 @@ class _Client:
         asked = call_app(self.app, self.ask_env, self.ask_body)
         at = asked.find(b'"requestState"')
         start = asked.find(b'"', at + len(b'"requestState"')) + 1
-        second = _body(self.work.second(asked[start : asked.find(b'"', start)]))
+        second = body_of(self.work.second(asked[start : asked.find(b'"', start)]))
         return asked, call_app(self.app, self.ask_env, second)
 
 
@@ -167,11 +167,12 @@ def _ask() -> dict[str, Any]:
     return {"name": ASK_TOOL, "arguments": ASK_ARGS}
 
 
-def _body(request: bytes) -> bytes:
+def body_of(request: bytes) -> bytes:
+    """The body of a raw HTTP request made by :func:`bench.loadgen.build_request`."""
     return request.split(b"\r\n\r\n", 1)[1]
 
 
-def _per_op(fn: Callable[[], object], n: int, repeats: int = 3) -> float:
+def per_op(fn: Callable[[], object], n: int, repeats: int = 3) -> float:
     """Best-of-``repeats`` seconds per call of ``fn``."""
     return _timed(fn, n, repeats)[0]
 
@@ -241,15 +242,15 @@ def measure(n: int = 2000) -> dict[str, Any]:
         helpdesk.close_ticket(ASK_ARGS["id"], ticket)
 
     # NOTE: plain calls first: every exchange adds an email that list_outbox then returns.
-    _per_op(host.plain, warm, 1)
+    per_op(host.plain, warm, 1)
     plain_total, plain_cpu = _timed(host.plain, n)
-    plain_roof = _per_op(roof.plain, n)
-    plain_handler = _per_op(read_handler, n)
+    plain_roof = per_op(roof.plain, n)
+    plain_handler = per_op(read_handler, n)
     plain_stats, plain_profiled = _profile(host.plain, n)
-    _per_op(host.exchange, warm, 1)
+    per_op(host.exchange, warm, 1)
     exchange_total, exchange_cpu = _timed(host.exchange, n)
-    exchange_roof = _per_op(roof.exchange, n)
-    exchange_handler = _per_op(exchange_handlers, n)
+    exchange_roof = per_op(roof.exchange, n)
+    exchange_handler = per_op(exchange_handlers, n)
     exchange_stats, exchange_profiled = _profile(host.exchange, n)
 
     plain_parts = _parts(plain_stats, n, plain_total / plain_profiled)

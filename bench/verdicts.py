@@ -108,9 +108,9 @@ def _machinery(bench: Bench) -> list[Check]:
     large = found.get("large_result") or {}
     host_us, encode_us = large.get("host_us"), large.get("one_encode_us")
     ratio = host_us / encode_us if host_us and encode_us else None
-    kb = large.get("value_bytes", 0) / 1000
+    size = f" ({large['value_bytes'] / 1000:,.0f} KB)" if large.get("value_bytes") else ""
     checks.append(
-        Check(f"large result ({kb:,.0f} KB): host call / one JSON encoding", ratio,
+        Check(f"large result{size}: host call / one JSON encoding", ratio,
               note=why or f"in-process: {host_us or 0:,.0f} against {encode_us or 0:,.0f} µs")
     )  # fmt: skip
     return checks

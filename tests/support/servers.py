@@ -182,22 +182,30 @@ def _start(
                 [*argv, "--bind", f"127.0.0.1:{port}", *args],
                 env=environ, cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT,
             )  # fmt: skip
-        deadline = time.monotonic() + 30
-        while proc.poll() is None and time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2):
-                    pass
-            except OSError:
-                time.sleep(0.1)
-                continue
-            if _listens(proc.pid, port):
-                return proc, port, True
-            stop(proc, 15)  # another test's server answered: this one could not bind
-            break
-        else:
-            if proc.poll() is None or "in use" not in log.read_text():
-                return proc, port, False
+        ready = _ready(proc, port, log)
+        if ready is not None:
+            return proc, port, ready
     return proc, port, False
+
+
+def _ready(proc: subprocess.Popen[bytes], port: int, log: Path) -> bool | None:
+    """Whether ``proc`` answered ``/readyz`` on ``port`` within 30 s; None when the port was taken
+    (by a server that exited saying so, or another test's server answering), so start again."""
+    deadline = time.monotonic() + 30
+    while proc.poll() is None and time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2):
+                pass
+        except OSError:
+            time.sleep(0.1)
+            continue
+        if _listens(proc.pid, port):
+            return True
+        stop(proc, 15)  # another test's server answered: this one could not bind
+        return None
+    if proc.poll() is not None and "in use" in log.read_text():
+        return None
+    return False
 
 
 @contextmanager
