@@ -14,6 +14,7 @@ splits it into parts (header and ``_meta`` checks, argument validation, ``reques
 open, answer check, template rendering, act claim and record, handler pool handoffs, the log
 line, metrics, the audit queue), each counted once at its outermost call and scaled by the
 unprofiled/profiled time ratio, since the profiler slows small functions more than large ones.
+:mod:`bench.prices` then times what each guarantee costs by taking it away.
 
 Run inside ``bench/run.py``, or alone: ``HOST_SPECS=specs HOST_HANDLERS=handlers
 HOST_DATA_DIR=/tmp/x python -m bench.machinery 2000``.
@@ -35,7 +36,7 @@ from typing import Any
 
 from falcon import testing
 
-from bench import ceiling, loadgen
+from bench import ceiling, loadgen, prices
 from bench.throughput import ASK_ARGS, ASK_TOOL, PLAIN_TOOL, answer_for
 
 __all__ = ["PARTS", "body_of", "call_app", "environ", "measure", "per_op"]
@@ -247,11 +248,15 @@ def measure(n: int = 2000) -> dict[str, Any]:
     plain_roof = per_op(roof.plain, n)
     plain_handler = per_op(read_handler, n)
     plain_stats, plain_profiled = _profile(host.plain, n)
+    plain_prices = prices.measure(host.plain, max(20, n // 8))
     per_op(host.exchange, warm, 1)
     exchange_total, exchange_cpu = _timed(host.exchange, n)
     exchange_roof = per_op(roof.exchange, n)
     exchange_handler = per_op(exchange_handlers, n)
     exchange_stats, exchange_profiled = _profile(host.exchange, n)
+    # NOTE: fewer, longer rounds: a WAL checkpoint (every thousand pages or so, a few ms) lands
+    # in one round of a pair, and it must be spread over enough exchanges not to swamp a part.
+    exchange_prices = prices.measure(host.exchange, max(10, n // 10), rounds=7)
 
     plain_parts = _parts(plain_stats, n, plain_total / plain_profiled)
     exchange_parts = _parts(exchange_stats, n, exchange_total / exchange_profiled)
@@ -278,6 +283,8 @@ def measure(n: int = 2000) -> dict[str, Any]:
             "machinery": exchange_machinery,
         },
         "parts_us": {name: [plain_parts[name], exchange_parts[name]] for name in plain_parts},
+        # Each part's price: {"plain": [wall, CPU, wall's quartiles], "exchange": the same}.
+        "prices_us": {"plain": plain_prices, "exchange": exchange_prices},
         "large_result": _large_result(n),
         # The figure held to the target: the worse of a plain call and one request of an exchange.
         "machinery_us": max(plain_machinery, exchange_machinery / 2),

@@ -224,12 +224,12 @@ class Bench:
                     stdout=subprocess.PIPE,
                     stderr=err,
                     text=True,
-                    timeout=150,
+                    timeout=300,
                     check=False,
                     preexec_fn=None if cpus is None else (lambda: os.sched_setaffinity(0, cpus)),
                 )
         except subprocess.TimeoutExpired:
-            self.machinery_error = "timed out after 150 s"
+            self.machinery_error = "timed out after 300 s"
             self.errors.append(f"machinery: {self.machinery_error}")
             return
         lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import platform
 from typing import TYPE_CHECKING, Any
 
+from bench.prices import ALL
 from bench.report import Check, table
 
 if TYPE_CHECKING:
@@ -225,6 +226,32 @@ def _machinery_rows(bench: Bench) -> list[list[str]]:
     return rows
 
 
+def _price_rows(bench: Bench) -> list[list[str]]:
+    m = bench.machinery or {}
+    prices: dict[str, dict[str, list[float]]] = m.get("prices_us") or {}
+    plain, exchange = prices.get("plain", {}), prices.get("exchange", {})
+    rows = []
+    for name in plain:
+        cells = []
+        for figures in (plain.get(name), exchange.get(name)):
+            if figures is None or len(figures) != 4:
+                cells += ["-", "-"]
+                continue
+            wall, cpu, low, high = figures
+            cells += [f"{wall:,.1f} ({low:,.0f} to {high:,.0f})", f"{cpu:,.1f}"]
+        rows.append([name, *cells])
+    rest = []
+    for kind, found in (("plain_us", plain), ("exchange_us", exchange)):
+        f, together = m.get(kind, {}), found.get(ALL)
+        if not together:
+            rest += ["-", "-"]
+            continue
+        cpu = f.get("host CPU", 0.0) - f.get("ceiling", 0.0) - f.get("handlers", 0.0)
+        rest += [f"{f.get('machinery', 0.0) - together[0]:,.1f}", f"{cpu - together[1]:,.1f}"]
+    rows.append(["the rest of the machinery", *rest])
+    return rows
+
+
 def _loadgen_line(run: TargetRun | None) -> str:
     if run is None or run.error or run.plain is None:
         return "load generator: no ceiling run to measure it against"
@@ -279,6 +306,10 @@ def render(bench: Bench, seconds: float) -> str:
     if bench.machinery:
         out += ["", "Host machinery per call, µs, in-process (no sockets, no gunicorn)"]
         out.append(table(["part", "plain call", "exchange (2 requests)"], _machinery_rows(bench)))
+    if bench.machinery and bench.machinery.get("prices_us"):
+        out += ["", "What each guarantee costs per call, µs, in-process (timed with it taken away)"]
+        heads = ["guarantee", "plain: wall (quartiles)", "CPU", "exchange: wall (quartiles)", "CPU"]
+        out.append(table(heads, _price_rows(bench)))
     if bench.scale_runs:
         rows = []
         for s in bench.scale_runs:

@@ -23,7 +23,7 @@ from support.paths import ROOT
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import loadgen
+from bench import loadgen, prices
 from bench.throughput import answer_for
 
 pytestmark = pytest.mark.served
@@ -101,6 +101,13 @@ def test_quick_run_measures_the_host(quick: tuple[str, dict[str, Any], int]) -> 
     assert large["value_bytes"] > 100_000 and large["reply_bytes"] > 2 * large["value_bytes"]
     assert large["host_us"] > 0 and large["one_encode_us"] > 0  # NOTE: timings, never compared
     assert "large result (186 KB): host call / one JSON encoding" in report
+    # NOTE: each price is a difference of noisy timings: its sign is not checked, its shape is.
+    for workload in ("plain", "exchange"):
+        priced = machinery["prices_us"][workload]
+        assert list(priced) == [*prices.PARTS, prices.ALL]
+        assert all(len(figures) == 4 for figures in priced.values())
+    assert "What each guarantee costs per call" in report
+    assert "the rest of the machinery" in report
     assert raw["errors"] == [] and code == 0, report
 
 
