@@ -31,6 +31,7 @@ import pstats
 import sys
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -220,6 +221,55 @@ def _large_result(n: int) -> dict[str, Any]:
     return large.measure(max(10, n // 20))
 
 
+@dataclass
+class _Workload:
+    """One workload's figures: whole-call timings (seconds per call), its parts and prices (µs)."""
+
+    total: float
+    cpu: float
+    roof: float
+    handlers: float
+    parts: dict[str, float]
+    prices: dict[str, list[float]]
+
+    @classmethod
+    def measure(
+        cls,
+        host: Callable[[], object],
+        roof: Callable[[], object],
+        handlers: Callable[[], object],
+        n: int,
+        priced: tuple[int, int],
+    ) -> _Workload:
+        """Time ``host`` against ``roof`` and ``handlers``, profile it, and price its parts.
+
+        ``priced`` is the calls per round and the rounds of :func:`bench.prices.measure`.
+        """
+        per_op(host, max(50, n // 10), 1)  # warm up
+        total, cpu = _timed(host, n)
+        roof_s, handlers_s = per_op(roof, n), per_op(handlers, n)
+        stats, profiled = _profile(host, n)
+        parts = _parts(stats, n, total / profiled)
+        # NOTE: the request thread's wait on the pool includes the handlers' own run.
+        handoffs = "handler pool handoffs"
+        parts[handoffs] = max(0.0, parts[handoffs] - 1e6 * handlers_s)
+        return cls(total, cpu, roof_s, handlers_s, parts, prices.measure(host, *priced))
+
+    def machinery(self, *, cpu: bool = False) -> float:
+        """µs per call of the host's own work: the host less the ceiling and the handlers."""
+        return 1e6 * ((self.cpu if cpu else self.total) - self.roof - self.handlers)
+
+    def figures(self) -> dict[str, float]:
+        """The whole-call figures, in µs per call."""
+        return {
+            "host": 1e6 * self.total,
+            "host CPU": 1e6 * self.cpu,
+            "ceiling": 1e6 * self.roof,
+            "handlers": 1e6 * self.handlers,
+            "machinery": self.machinery(),
+        }
+
+
 def measure(n: int = 2000) -> dict[str, Any]:
     """Time ``n`` plain calls and ``n`` exchanges in-process; the figures in µs as a dict."""
     from host.web.wsgi import app as host_app  # the worker's app, from HOST_* variables
@@ -232,7 +282,6 @@ def measure(n: int = 2000) -> dict[str, Any]:
     plain_size = len(host.plain())
     asked, done = host.exchange()
     roof = _Client(ceiling.make_app((plain_size, len(asked), len(done))))
-    warm = max(50, n // 10)
 
     def read_handler() -> None:
         helpdesk.list_outbox()
@@ -242,57 +291,25 @@ def measure(n: int = 2000) -> dict[str, Any]:
         helpdesk.get_ticket(ASK_ARGS["id"])
         helpdesk.close_ticket(ASK_ARGS["id"], ticket)
 
-    # NOTE: plain calls first: every exchange adds an email that list_outbox then returns.
-    per_op(host.plain, warm, 1)
-    plain_total, plain_cpu = _timed(host.plain, n)
-    plain_roof = per_op(roof.plain, n)
-    plain_handler = per_op(read_handler, n)
-    plain_stats, plain_profiled = _profile(host.plain, n)
-    plain_prices = prices.measure(host.plain, max(20, n // 8))
-    per_op(host.exchange, warm, 1)
-    exchange_total, exchange_cpu = _timed(host.exchange, n)
-    exchange_roof = per_op(roof.exchange, n)
-    exchange_handler = per_op(exchange_handlers, n)
-    exchange_stats, exchange_profiled = _profile(host.exchange, n)
-    # NOTE: fewer, longer rounds: a WAL checkpoint (every thousand pages or so, a few ms) lands
-    # in one round of a pair, and it must be spread over enough exchanges not to swamp a part.
-    exchange_prices = prices.measure(host.exchange, max(10, n // 10), rounds=7)
-
-    plain_parts = _parts(plain_stats, n, plain_total / plain_profiled)
-    exchange_parts = _parts(exchange_stats, n, exchange_total / exchange_profiled)
-    # NOTE: the request thread's wait on the pool includes the handlers' own run.
-    handoffs = "handler pool handoffs"
-    plain_parts[handoffs] = max(0.0, plain_parts[handoffs] - 1e6 * plain_handler)
-    exchange_parts[handoffs] = max(0.0, exchange_parts[handoffs] - 1e6 * exchange_handler)
-    plain_machinery = 1e6 * (plain_total - plain_roof - plain_handler)
-    exchange_machinery = 1e6 * (exchange_total - exchange_roof - exchange_handler)
+    # NOTE: plain calls first: every exchange adds an email that list_outbox then returns. An
+    # exchange's prices take fewer, longer rounds: a WAL checkpoint (every thousand pages or so,
+    # a few ms) lands in one round of a pair, and must be spread over enough exchanges.
+    plain = _Workload.measure(host.plain, roof.plain, read_handler, n, (max(20, n // 8), 15))
+    exchange = _Workload.measure(
+        host.exchange, roof.exchange, exchange_handlers, n, (max(10, n // 10), 7)
+    )
     return {
         "calls": n,
-        "plain_us": {
-            "host": 1e6 * plain_total,
-            "host CPU": 1e6 * plain_cpu,
-            "ceiling": 1e6 * plain_roof,
-            "handlers": 1e6 * plain_handler,
-            "machinery": plain_machinery,
-        },
-        "exchange_us": {
-            "host": 1e6 * exchange_total,
-            "host CPU": 1e6 * exchange_cpu,
-            "ceiling": 1e6 * exchange_roof,
-            "handlers": 1e6 * exchange_handler,
-            "machinery": exchange_machinery,
-        },
-        "parts_us": {name: [plain_parts[name], exchange_parts[name]] for name in plain_parts},
+        "plain_us": plain.figures(),
+        "exchange_us": exchange.figures(),
+        "parts_us": {name: [plain.parts[name], exchange.parts[name]] for name in plain.parts},
         # Each part's price: {"plain": [wall, CPU, wall's quartiles], "exchange": the same}.
-        "prices_us": {"plain": plain_prices, "exchange": exchange_prices},
+        "prices_us": {"plain": plain.prices, "exchange": exchange.prices},
         "large_result": _large_result(n),
         # The figure held to the target: the worse of a plain call and one request of an exchange.
-        "machinery_us": max(plain_machinery, exchange_machinery / 2),
+        "machinery_us": max(plain.machinery(), exchange.machinery() / 2),
         # The same by CPU: what the host's own work costs, without waiting on the disk.
-        "machinery_cpu_us": max(
-            1e6 * (plain_cpu - plain_roof - plain_handler),
-            1e6 * (exchange_cpu - exchange_roof - exchange_handler) / 2,
-        ),
+        "machinery_cpu_us": max(plain.machinery(cpu=True), exchange.machinery(cpu=True) / 2),
     }
 
 

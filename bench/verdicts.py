@@ -263,6 +263,17 @@ def _loadgen_line(run: TargetRun | None) -> str:
     )
 
 
+_RUN_HEADS = [
+    "server", "workload", "ops", "ops/s", "p50 ms", "p99 ms", "server CPU µs/op",
+    "client CPU µs/req", "errors", "RSS MB", "note",
+]  # fmt: skip
+_SCALE_HEADS = [
+    "tools", "import s", "create_app s", "launch->ready s", "RSS MB/worker", "tools/list p50 ms",
+    "listing",
+]  # fmt: skip
+_PRICE_HEADS = ["guarantee", "plain: wall (quartiles)", "CPU", "exchange: wall (quartiles)", "CPU"]
+
+
 def render(bench: Bench, seconds: float) -> str:
     """The whole printed report."""
     pin = (
@@ -285,63 +296,43 @@ def render(bench: Bench, seconds: float) -> str:
         ),
         "",
         "Raw figures: tools/call on loopback (exchange = question, answer, act; 2 requests)",
-        table(
-            [
-                "server",
-                "workload",
-                "ops",
-                "ops/s",
-                "p50 ms",
-                "p99 ms",
-                "server CPU µs/op",
-                "client CPU µs/req",
-                "errors",
-                "RSS MB",
-                "note",
-            ],
-            _run_rows(bench),
-        ),
+        table(_RUN_HEADS, _run_rows(bench)),
         _loadgen_line(bench.runs.get("ceiling")),
+        *_machinery_tables(bench),
+        *_scale_table(bench),
     ]
-    if bench.machinery:
-        out += ["", "Host machinery per call, µs, in-process (no sockets, no gunicorn)"]
-        out.append(table(["part", "plain call", "exchange (2 requests)"], _machinery_rows(bench)))
-    if bench.machinery and bench.machinery.get("prices_us"):
-        out += ["", "What each guarantee costs per call, µs, in-process (timed with it taken away)"]
-        heads = ["guarantee", "plain: wall (quartiles)", "CPU", "exchange: wall (quartiles)", "CPU"]
-        out.append(table(heads, _price_rows(bench)))
-    if bench.scale_runs:
-        rows = []
-        for s in bench.scale_runs:
-            if s.error:
-                rows.append([f"{s.tools}", "-", "-", "-", "-", "-", s.error[:120]])
-                continue
-            listing = f"{sorted(s.list_ms)[len(s.list_ms) // 2]:.1f}" if s.list_ms else "-"
-            rows.append([
-                f"{s.tools}", f"{s.import_s:.2f}", f"{s.create_s:.3f}",
-                f"{s.launch_to_ready_s:.2f}", "/".join(f"{x:.0f}" for x in s.worker_rss_mb),
-                listing, f"{s.listed} tools, {s.list_bytes:,} bytes",
-            ])  # fmt: skip
-        out += [
-            "",
-            "Scale with the number of tools (one gunicorn worker)",
-            table(
-                [
-                    "tools",
-                    "import s",
-                    "create_app s",
-                    "launch->ready s",
-                    "RSS MB/worker",
-                    "tools/list p50 ms",
-                    "listing",
-                ],
-                rows,
-            ),
-        ]
     if bench.validate is not None:
         out += ["", f"host validate: {bench.validate}"]
-    for note in bench.notes:
-        out.append(f"note: {note}")
-    for error in bench.errors:
-        out.append(f"ERROR: {error}")
+    out += [f"note: {note}" for note in bench.notes]
+    out += [f"ERROR: {error}" for error in bench.errors]
     return "\n".join(out)
+
+
+def _machinery_tables(bench: Bench) -> list[str]:
+    """The in-process machinery by part, and the price of each guarantee, when measured."""
+    if not bench.machinery:
+        return []
+    out = ["", "Host machinery per call, µs, in-process (no sockets, no gunicorn)"]
+    out.append(table(["part", "plain call", "exchange (2 requests)"], _machinery_rows(bench)))
+    if bench.machinery.get("prices_us"):
+        out += ["", "What each guarantee costs per call, µs, in-process (timed with it taken away)"]
+        out.append(table(_PRICE_HEADS, _price_rows(bench)))
+    return out
+
+
+def _scale_table(bench: Bench) -> list[str]:
+    """Start-up, memory and listing by the number of tools, when measured."""
+    if not bench.scale_runs:
+        return []
+    rows = []
+    for s in bench.scale_runs:
+        if s.error:
+            rows.append([f"{s.tools}", "-", "-", "-", "-", "-", s.error[:120]])
+            continue
+        listing = f"{sorted(s.list_ms)[len(s.list_ms) // 2]:.1f}" if s.list_ms else "-"
+        rows.append([
+            f"{s.tools}", f"{s.import_s:.2f}", f"{s.create_s:.3f}",
+            f"{s.launch_to_ready_s:.2f}", "/".join(f"{x:.0f}" for x in s.worker_rss_mb),
+            listing, f"{s.listed} tools, {s.list_bytes:,} bytes",
+        ])  # fmt: skip
+    return ["", "Scale with the number of tools (one gunicorn worker)", table(_SCALE_HEADS, rows)]
