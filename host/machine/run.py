@@ -291,6 +291,16 @@ class Machine:
                 approving.ticked(step.name, step.remember, key)
         if pending:
             return NeedInput(tuple(pending))
+        return self._finish(scope, ctx, approving, approval)
+
+    def _finish(
+        self,
+        scope: dict[str, Any],
+        ctx: CallContext,
+        approving: Approving,
+        approval: Decided | None,
+    ) -> Outcome:
+        """Every question answered: keep the yeses to remember, then act (or read) once."""
         approving.keep()
         act = self.act
         if act is None:
