@@ -149,8 +149,9 @@ def _form_field() -> dict[str, Any]:
     }
 
 
-def _steps() -> dict[str, Any]:
-    read = {
+def _read_step() -> dict[str, Any]:
+    """A ``read`` step: a read-only handler whose value is bound to a name."""
+    return {
         "required": ["read", "call"],
         "additionalProperties": False,
         "properties": {
@@ -160,7 +161,11 @@ def _steps() -> dict[str, Any]:
             "timeout": _duration("How long the read may run (default: the server's timeouts)."),
         },
     }
-    ask = {
+
+
+def _ask_step() -> dict[str, Any]:
+    """An ``ask`` step: a form the user fills in."""
+    return {
         "required": ["ask", "message", "form"],
         "additionalProperties": False,
         "properties": {
@@ -188,7 +193,11 @@ def _steps() -> dict[str, Any]:
             ),
         },
     }
-    remember: dict[str, Any] = {
+
+
+def _remember() -> dict[str, Any]:
+    """A confirm's or an approval's ``remember``: keep a yes, and do not ask again."""
+    return {
         "type": "object",
         "required": ["for"],
         "additionalProperties": False,
@@ -213,7 +222,11 @@ def _steps() -> dict[str, Any]:
             },
         },
     }
-    confirm = {
+
+
+def _confirm_step() -> dict[str, Any]:
+    """A ``confirm`` step: a yes/no question with a checkbox."""
+    return {
         "required": ["confirm", "message"],
         "additionalProperties": False,
         "properties": {
@@ -224,10 +237,14 @@ def _steps() -> dict[str, Any]:
             "declined": _RESULT,
             "cancelled": _RESULT,
             "unticked": _RESULT,
-            "remember": remember,
+            "remember": _remember(),
         },
     }
-    approve = {
+
+
+def _approve_step() -> dict[str, Any]:
+    """An ``approve`` step: another person's yes."""
+    return {
         "required": ["approve", "message", "approvers"],
         "additionalProperties": False,
         "properties": {
@@ -249,10 +266,14 @@ def _steps() -> dict[str, Any]:
             "when": _WHEN,
             "rejected": _RESULT,
             "expired": _RESULT,
-            "remember": remember,
+            "remember": _remember(),
         },
     }
-    act = {
+
+
+def _act_step() -> dict[str, Any]:
+    """The ``act`` step: the one handler that may change the world."""
+    return {
         "required": ["act"],
         "additionalProperties": False,
         "properties": {
@@ -288,10 +309,19 @@ def _steps() -> dict[str, Any]:
             },
         },
     }
+
+
+def _steps() -> dict[str, Any]:
     chain: dict[str, Any] = {}
     # NOTE: an if/else chain, not oneOf: a step is judged by its first kind key, so a typo gets
     # one 'unknown key' message instead of four 'not valid under any schema' ones.
-    kinds = [("read", read), ("ask", ask), ("confirm", confirm), ("approve", approve), ("act", act)]
+    kinds = [
+        ("read", _read_step()),
+        ("ask", _ask_step()),
+        ("confirm", _confirm_step()),
+        ("approve", _approve_step()),
+        ("act", _act_step()),
+    ]
     for kind, body in reversed(kinds):
         branch: dict[str, Any] = {"if": {"required": [kind]}, "then": body}
         if chain:
