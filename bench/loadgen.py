@@ -244,99 +244,121 @@ def run_load(
     and always closes its sockets. A connection the server closes is reopened and its request sent
     again; an answer that is not a clean 200 result counts as an error.
     """
-    deadline = time.monotonic() + timeout
-    exchange = isinstance(work, Exchange)
-    first = work.first if isinstance(work, Exchange) else work.request
-    splice = work.second if isinstance(work, Exchange) else None
-    sel = selectors.DefaultSelector()
-    conns: list[_Conn] = []
-    latencies: list[float] = []
-    issued = 0
-    requests = 0
-    errors = 0
-    first_error: str | None = None
-    clock = time.perf_counter
+    load = _Load(port, work, operations, time.monotonic() + timeout)
     cpu0 = time.process_time()
     try:
-        for _ in range(min(concurrency, operations)):
-            conns.append(_Conn(_connect(port, deadline)))
+        seconds = load.run(concurrency, timeout)
+    finally:
+        load.close()
+    return LoadResult(
+        operations=len(load.latencies),
+        requests=load.requests,
+        seconds=seconds,
+        latencies=load.latencies,
+        errors=load.errors,
+        client_cpu_seconds=time.process_time() - cpu0,
+        first_error=load.first_error,
+    )
+
+
+class _Load:
+    """One :func:`run_load`: its connections, and what they have done so far."""
+
+    def __init__(self, port: int, work: Plain | Exchange, operations: int, deadline: float) -> None:
+        self.port = port
+        self.operations = operations
+        self.deadline = deadline
+        self.exchange = isinstance(work, Exchange)
+        self.first = work.first if isinstance(work, Exchange) else work.request
+        self.splice = work.second if isinstance(work, Exchange) else None
+        self.sel = selectors.DefaultSelector()
+        self.conns: list[_Conn] = []
+        self.latencies: list[float] = []
+        self.issued = self.requests = self.errors = 0
+        self.first_error: str | None = None
+
+    def run(self, concurrency: int, timeout: float) -> float:
+        """Every operation done: the seconds they took, from the first request sent."""
+        clock = time.perf_counter
+        for _ in range(min(concurrency, self.operations)):
+            self.conns.append(_Conn(_connect(self.port, self.deadline)))
         t0 = clock()
-        for conn in conns:
-            sel.register(conn.sock, selectors.EVENT_READ, conn)
-            issued += 1
-            conn.round, conn.pending, conn.started = 0, first, clock()
-            _send(conn, first)
-        active = len(conns)
+        for conn in self.conns:
+            self.sel.register(conn.sock, selectors.EVENT_READ, conn)
+            self.issued += 1
+            conn.round, conn.pending, conn.started = 0, self.first, clock()
+            _send(conn, self.first)
+        active = len(self.conns)
         while active:
-            events = sel.select(1.0)
-            if time.monotonic() > deadline:
+            events = self.sel.select(1.0)
+            if time.monotonic() > self.deadline:
                 raise LoadError(
-                    f"timed out after {timeout:.0f} s with {len(latencies)}/{operations} done"
+                    f"timed out after {timeout:.0f} s with {len(self.latencies)}/"
+                    f"{self.operations} done"
                 )
             for key, _mask in events:
-                conn = key.data
-                try:
-                    chunk = conn.sock.recv(_RECV)
-                except (BlockingIOError, InterruptedError):
-                    continue
-                except ConnectionError:
-                    chunk = b""
-                if not chunk:
-                    # NOTE: the server closed the keep-alive connection: reopen and resend.
-                    _reopen(sel, conn, port, deadline)
-                    _send(conn, conn.pending)
-                    continue
-                conn.buf += chunk
-                while True:
-                    parsed = _split_response(conn.buf)
-                    if parsed is None:
-                        break
-                    status, body, closing = parsed
-                    requests += 1
-                    now = clock()
-                    nxt: bytes | None = None
-                    bad = False
-                    if exchange and conn.round == 0:
-                        at = body.find(_STATE_KEY)
-                        if status != 200 or at < 0 or splice is None:
-                            bad = True
-                        else:
-                            start = body.find(b'"', at + len(_STATE_KEY)) + 1
-                            nxt = splice(body[start : body.find(b'"', start)])
-                            conn.round = 1
-                    else:
-                        bad = _bad(status, body)
-                    if nxt is None:
-                        latencies.append(now - conn.started)
-                        if bad:
-                            errors += 1
-                            first_error = first_error or f"{status} {body[:300]!r}"
-                        if issued < operations:
-                            issued += 1
-                            conn.round, nxt, conn.started = 0, first, now
-                    if nxt is None:
-                        sel.unregister(conn.sock)
-                        conn.sock.close()
-                        active -= 1
-                        break
-                    if closing:
-                        _reopen(sel, conn, port, deadline)
-                    conn.pending = nxt
-                    _send(conn, nxt)
-        seconds = clock() - t0
-    finally:
-        for conn in conns:
+                if not self._readable(key.data):
+                    active -= 1
+        return clock() - t0
+
+    def _readable(self, conn: _Conn) -> bool:
+        """Read what ``conn`` has and answer each response; False once it has no more to do."""
+        try:
+            chunk = conn.sock.recv(_RECV)
+        except (BlockingIOError, InterruptedError):
+            return True
+        except ConnectionError:
+            chunk = b""
+        if not chunk:
+            # NOTE: the server closed the keep-alive connection: reopen and resend.
+            _reopen(self.sel, conn, self.port, self.deadline)
+            _send(conn, conn.pending)
+            return True
+        conn.buf += chunk
+        while True:
+            parsed = _split_response(conn.buf)
+            if parsed is None:
+                return True
+            status, body, closing = parsed
+            self.requests += 1
+            nxt = self._next(conn, status, body)
+            if nxt is None:
+                self.sel.unregister(conn.sock)
+                conn.sock.close()
+                return False
+            if closing:
+                _reopen(self.sel, conn, self.port, self.deadline)
+            conn.pending = nxt
+            _send(conn, nxt)
+
+    def _next(self, conn: _Conn, status: int, body: bytes) -> bytes | None:
+        """The request ``conn`` sends after this response, or None when no operation is left."""
+        now = time.perf_counter()
+        bad = False
+        if self.exchange and conn.round == 0:
+            at = body.find(_STATE_KEY)
+            if status == 200 and at >= 0 and self.splice is not None:
+                start = body.find(b'"', at + len(_STATE_KEY)) + 1
+                conn.round = 1
+                return self.splice(body[start : body.find(b'"', start)])
+            bad = True
+        else:
+            bad = _bad(status, body)
+        self.latencies.append(now - conn.started)
+        if bad:
+            self.errors += 1
+            self.first_error = self.first_error or f"{status} {body[:300]!r}"
+        if self.issued >= self.operations:
+            return None
+        self.issued += 1
+        conn.round, conn.started = 0, now
+        return self.first
+
+    def close(self) -> None:
+        """Close every connection and the selector."""
+        for conn in self.conns:
             conn.sock.close()
-        sel.close()
-    return LoadResult(
-        operations=len(latencies),
-        requests=requests,
-        seconds=seconds,
-        latencies=latencies,
-        errors=errors,
-        client_cpu_seconds=time.process_time() - cpu0,
-        first_error=first_error,
-    )
+        self.sel.close()
 
 
 def request_once(port: int, request: bytes, timeout: float = 10.0) -> tuple[int, bytes]:
