@@ -36,10 +36,13 @@ from host.observers.metrics import MetricsObserver
 from host.protocol.events import LogObserver
 from host.store.sqlite.pool import Connections
 
-__all__ = ["ALL", "FSYNC", "PARTS", "measure", "price"]
+__all__ = ["ALL", "FSYNC", "PARTS", "STUBBED", "measure", "price"]
 
 #: What "all of them at once" is called in the figures.
 ALL = "all of them at once"
+
+#: The label of the benchmark's server that serves the host without them (``bench/stubbed.py``).
+STUBBED = "host-without-guarantees"
 
 
 def _inline(self: Runner, call: Callable[[], Any]) -> Future[Any]:

@@ -45,6 +45,7 @@ if str(ROOT) not in sys.path:
 
 from bench import scale, servers  # noqa: E402
 from bench.ceiling import DEFAULT_SIZES  # noqa: E402
+from bench.prices import STUBBED  # noqa: E402
 from bench.report import Check  # noqa: E402
 from bench.throughput import Plan, Spec, TargetRun, run_all  # noqa: E402
 
@@ -162,9 +163,12 @@ class Bench:
             ]
             if FAST_PARSER:
                 hosts.append(("host-python-parser", 1, True, "python"))
+            # NOTE: measurement only: what the guarantees cost served (bench/stubbed.py).
+            hosts.append((STUBBED, 1, True, "auto"))
             for label, workers, pinned, parser in hosts:
                 port = servers.free_port()
-                cmd = servers.gunicorn_cmd("host.web.wsgi:app", port, workers, parser=parser)
+                app = "bench.stubbed:app" if label == STUBBED else "host.web.wsgi:app"
+                cmd = servers.gunicorn_cmd(app, port, workers, parser=parser)
                 if label.endswith("-pin-workers"):
                     cmd += ["--config", "python:host.serve.pinning"]
                 specs.append(Spec(label, cmd, port, self.host_env(label), pinned))

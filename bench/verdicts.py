@@ -5,7 +5,7 @@ from __future__ import annotations
 import platform
 from typing import TYPE_CHECKING, Any
 
-from bench.prices import ALL
+from bench.prices import ALL, STUBBED
 from bench.report import Check, table
 
 if TYPE_CHECKING:
@@ -117,6 +117,20 @@ def _machinery(bench: Bench) -> list[Check]:
     return checks
 
 
+def _served_prices(bench: Bench) -> list[Check]:
+    """What the guarantees cost served: the host's server CPU less that of the host without them."""
+    checks = []
+    for kind, per in (("plain", "plain call"), ("exchange", "exchange")):
+        host, bare = _m(bench, "host", kind), _m(bench, STUBBED, kind)
+        price = note = None
+        if host is not None and bare is not None:
+            price = host.server_cpu_us - bare.server_cpu_us
+            note = f"served: {host.server_cpu_us:,.0f} against {bare.server_cpu_us:,.0f} µs/op"
+        checks.append(Check(f"guarantees per {per}, served (server CPU)", price, "µs",
+                            note=note or "needs both hosts served"))  # fmt: skip
+    return checks
+
+
 def build_checks(bench: Bench) -> list[Check]:
     """Every ratio of the report, each against a baseline measured in this run."""
     host_p, host_x = _m(bench, "host", "plain"), _m(bench, "host", "exchange")
@@ -159,6 +173,7 @@ def build_checks(bench: Bench) -> list[Check]:
             checks.append(_versus(f"host 2 workers --pin-workers / unpinned, {kind}", each,
                                   _m(bench, two, kind)))  # fmt: skip
     checks += _machinery(bench)
+    checks += _served_prices(bench)
     big = next((r for r in bench.scale_runs if r.tools == 1000 and not r.error), None)
     startup = big.create_s if big else None
     rss = max(big.worker_rss_mb) if big and big.worker_rss_mb else None

@@ -86,7 +86,7 @@ def test_quick_run_stops_every_server(quick: tuple[str, dict[str, Any], int]) ->
 def test_quick_run_measures_the_host(quick: tuple[str, dict[str, Any], int]) -> None:
     report, raw, code = quick
     plan = raw["plan"]
-    for label in ("host", "host-2-workers-unpinned", "host-2-workers-pin-workers"):
+    for label in ("host", "host-2-workers-unpinned", "host-2-workers-pin-workers", prices.STUBBED):
         _clean_runs(raw["runs"][label], plan["calls"], plan["exchanges"])
     # The ceiling imitates the host's answers, byte for byte in size.
     assert raw["runs"]["ceiling"]["sizes"] == raw["runs"]["host"]["sizes"]
@@ -108,6 +108,8 @@ def test_quick_run_measures_the_host(quick: tuple[str, dict[str, Any], int]) -> 
         assert all(len(figures) == 4 for figures in priced.values())
     assert "What each guarantee costs per call" in report
     assert "the rest of the machinery" in report
+    assert "guarantees per plain call, served (server CPU)" in report
+    assert "guarantees per exchange, served (server CPU)" in report
     assert raw["errors"] == [] and code == 0, report
 
 
