@@ -15,9 +15,10 @@ The parts:
 - ``durable commits' fsync``: act claims and results committed with ``synchronous = NORMAL``;
 
 and all of them at once, whose price set against the whole machinery leaves what the rest of the
-host costs. NOTE: a host stubbed so is never served, and no test uses one: it only answers what
-a guarantee costs, so that a miss of a speed target can be set against the price of what the
-host promises (``bench/RESULTS.md``).
+host costs, so that a miss of a speed target can be set against the price of what the host
+promises (``bench/RESULTS.md``). NOTE: a host stubbed so exists only to measure: ``host serve``
+never serves one (the benchmark serves one beside the host, ``bench/stubbed.py``, for the price
+served).
 """
 
 from __future__ import annotations
