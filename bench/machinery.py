@@ -207,6 +207,18 @@ def _profile(fn: Callable[[], object], n: int) -> tuple[dict[_Func, Any], float]
     return stats, elapsed
 
 
+def _footprint(stats: dict[_Func, Any], n: int) -> dict[str, int]:
+    """How many distinct functions every call runs (called at least once a call), and the host's.
+
+    NOTE: not a timing. Served, a call's code runs after gunicorn's own and finds little of itself
+    in the CPU's caches, so the number of functions a call touches costs time of its own
+    (``bench/RESULTS.md``).
+    """
+    every = [func for func, (_cc, nc, *_rest) in stats.items() if nc >= n]
+    host = [func for func in every if "/host/" in func[0].replace(os.sep, "/")]
+    return {"functions": len(every), "host functions": len(host)}
+
+
 def _parts(stats: dict[_Func, Any], n: int, scale: float) -> dict[str, float]:
     parts = {name: _outermost(stats, funcs) for name, funcs in PARTS.items()}
     parts["act claim and record"] -= _outermost(stats, _INSIDE_STORE)
@@ -231,6 +243,7 @@ class _Workload:
     handlers: float
     parts: dict[str, float]
     prices: dict[str, list[float]]
+    footprint: dict[str, int]
 
     @classmethod
     def measure(
@@ -253,7 +266,8 @@ class _Workload:
         # NOTE: the request thread's wait on the pool includes the handlers' own run.
         handoffs = "handler pool handoffs"
         parts[handoffs] = max(0.0, parts[handoffs] - 1e6 * handlers_s)
-        return cls(total, cpu, roof_s, handlers_s, parts, prices.measure(host, *priced))
+        priced_parts = prices.measure(host, *priced)
+        return cls(total, cpu, roof_s, handlers_s, parts, priced_parts, _footprint(stats, n))
 
     def machinery(self, *, cpu: bool = False) -> float:
         """µs per call of the host's own work: the host less the ceiling and the handlers."""
@@ -303,6 +317,7 @@ def measure(n: int = 2000) -> dict[str, Any]:
         "plain_us": plain.figures(),
         "exchange_us": exchange.figures(),
         "parts_us": {name: [plain.parts[name], exchange.parts[name]] for name in plain.parts},
+        "footprint": {"plain": plain.footprint, "exchange": exchange.footprint},
         # Each part's price: {"plain": [wall, CPU, wall's quartiles], "exchange": the same}.
         "prices_us": {"plain": plain.prices, "exchange": exchange.prices},
         "large_result": _large_result(n),

@@ -25,6 +25,8 @@ class Check:
             shown = "n/a"
         elif self.unit == "x":
             shown = f"{self.value:.2f}x"
+        elif self.unit == "count":
+            shown = f"{self.value:,.0f}"
         else:
             shown = f"{self.value:,.2f} {self.unit}".strip()
         return [self.name, shown, self.target, verdict(self.ok), self.note]

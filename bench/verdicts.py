@@ -106,6 +106,11 @@ def _machinery(bench: Bench) -> list[Check]:
             Check(f"host machinery per {label} (CPU)", cpu, "µs",
                   note="the same by CPU, without waiting on the disk (an act claim's fsync)")
         )  # fmt: skip
+    for kind, label in (("plain", "plain call"), ("exchange", "exchange (2 requests)")):
+        counted = (found.get("footprint") or {}).get(kind) or {}
+        functions = counted.get("functions")
+        note = why or f"of them the host's own: {counted.get('host functions', 0)}"
+        checks.append(Check(f"functions run per {label}", functions, "count", note=note))
     large = found.get("large_result") or {}
     host_us, encode_us = large.get("host_us"), large.get("one_encode_us")
     ratio = host_us / encode_us if host_us and encode_us else None

@@ -108,6 +108,10 @@ def test_quick_run_measures_the_host(quick: tuple[str, dict[str, Any], int]) -> 
         assert all(len(figures) == 4 for figures in priced.values())
     assert "What each guarantee costs per call" in report
     assert "the rest of the machinery" in report
+    # NOTE: a count, not a timing: every call runs its handler's function, and more.
+    for workload in ("plain", "exchange"):
+        counted = machinery["footprint"][workload]
+        assert counted["functions"] > counted["host functions"] > 0
     assert "guarantees per plain call, served (server CPU)" in report
     assert "guarantees per exchange, served (server CPU)" in report
     assert raw["errors"] == [] and code == 0, report
