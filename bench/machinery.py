@@ -281,6 +281,7 @@ class _Workload:
             "ceiling": 1e6 * self.roof,
             "handlers": 1e6 * self.handlers,
             "machinery": self.machinery(),
+            "machinery CPU": self.machinery(cpu=True),
         }
 
 

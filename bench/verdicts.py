@@ -98,10 +98,7 @@ def _machinery(bench: Bench) -> list[Check]:
             Check(f"host machinery per {label} (wall)", used, "µs", f"<= {most:.0f} µs",
                   None if used is None else used <= most, why or "in-process, no sockets")
         )  # fmt: skip
-        host_cpu = figures.get("host CPU")
-        cpu = None
-        if host_cpu is not None:
-            cpu = host_cpu - figures.get("ceiling", 0.0) - figures.get("handlers", 0.0)
+        cpu = figures.get("machinery CPU")
         checks.append(
             Check(f"host machinery per {label} (CPU)", cpu, "µs",
                   note="the same by CPU, without waiting on the disk (an act claim's fsync)")
@@ -266,8 +263,8 @@ def _price_rows(bench: Bench) -> list[list[str]]:
         if not together:
             rest += ["-", "-"]
             continue
-        cpu = f.get("host CPU", 0.0) - f.get("ceiling", 0.0) - f.get("handlers", 0.0)
-        rest += [f"{f.get('machinery', 0.0) - together[0]:,.1f}", f"{cpu - together[1]:,.1f}"]
+        wall, cpu = f.get("machinery", 0.0), f.get("machinery CPU", 0.0)
+        rest += [f"{wall - together[0]:,.1f}", f"{cpu - together[1]:,.1f}"]
     rows.append(["the rest of the machinery", *rest])
     return rows
 
