@@ -37,7 +37,7 @@ from host.observers.metrics import MetricsObserver
 from host.protocol.events import LogObserver
 from host.store.sqlite.pool import Connections
 
-__all__ = ["ALL", "FSYNC", "PARTS", "STUBBED", "measure", "price"]
+__all__ = ["ALL", "FSYNC", "PARTS", "STUBBED", "measure", "price", "take_away"]
 
 #: What "all of them at once" is called in the figures.
 ALL = "all of them at once"
@@ -82,15 +82,33 @@ PARTS: dict[str, tuple[tuple[type, str, Callable[..., Any]], ...]] = {
 }
 
 
+def _patchers(parts: tuple[str, ...]) -> list[Any]:
+    """A patcher per stand-in that takes ``parts`` away (:data:`ALL`: every part)."""
+    names = list(PARTS) if ALL in parts else parts
+    return [
+        mock.patch.object(owner, attribute, stand_in)
+        for name in names
+        for owner, attribute, stand_in in PARTS[name]
+    ]
+
+
 @contextlib.contextmanager
 def _without(parts: tuple[str, ...]) -> Iterator[None]:
-    """The host with ``parts`` taken away (:data:`ALL`: every part)."""
-    names = list(PARTS) if ALL in parts else parts
+    """The host with ``parts`` taken away while the block runs."""
     with contextlib.ExitStack() as stack:
-        for name in names:
-            for owner, attribute, stand_in in PARTS[name]:
-                stack.enter_context(mock.patch.object(owner, attribute, stand_in))
+        for patcher in _patchers(parts):
+            stack.enter_context(patcher)
         yield
+
+
+def take_away(parts: tuple[str, ...]) -> None:
+    """Take ``parts`` away for the rest of the process (what :mod:`bench.stubbed` serves).
+
+    NOTE: patchers started so stay in place until the process ends; a context manager entered
+    and dropped would be collected, and its exit would put every part back at once.
+    """
+    for patcher in _patchers(parts):
+        patcher.start()
 
 
 def _seconds(fn: Callable[[], object], n: int) -> tuple[float, float]:

@@ -16,6 +16,6 @@ __all__ = ["app"]
 
 # NOTE: taken away for the life of the process, before the host's app is made (gunicorn imports
 # this module in each worker; a patch made in the master would be forked the same).
-prices._without((prices.ALL,)).__enter__()
+prices.take_away((prices.ALL,))
 
 from host.web.wsgi import app  # noqa: E402  (the patches come first)

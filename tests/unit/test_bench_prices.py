@@ -8,6 +8,9 @@ is checked against the real thing: present without the stand-in, gone with it, b
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -22,6 +25,8 @@ from host.observers.audit import AuditObserver
 from host.observers.metrics import MetricsObserver
 from host.protocol.events import LogObserver, Round
 from host.store.sqlite.pool import Connections
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _round() -> Round:
@@ -106,3 +111,33 @@ def test_a_price_is_the_median_of_paired_rounds() -> None:
     assert 0.0015 < wall < 0.02
     assert low <= wall <= high
     assert cpu < wall  # a sleep takes no CPU
+
+
+def test_the_served_host_without_guarantees_keeps_them_away(tmp_path: Path) -> None:
+    """``bench/stubbed.py`` takes every part away for the life of its process, not for a moment.
+
+    NOTE: in a process of its own, since importing it patches that process for good.
+    """
+    probe = (
+        "import bench.stubbed\n"
+        "from bench import prices\n"
+        "from host.machine.timing import Runner\n"
+        "from host.protocol.events import LogObserver\n"
+        "from host.store.sqlite.pool import Connections\n"
+        "import gc; gc.collect()\n"
+        "print(Runner.submit is prices._inline, LogObserver.round_ended is prices._nothing,\n"
+        "      Connections.write is prices._not_durable)\n"
+    )
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("HOST_")},
+        "HOST_SPECS": str(ROOT / "specs"),
+        "HOST_HANDLERS": str(ROOT / "handlers"),
+        "HOST_DATA_DIR": str(tmp_path),
+        "HELPDESK_DB": str(tmp_path / "helpdesk.db"),
+        "HOST_SECRET": "s" * 32,
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True", "True"]
