@@ -27,11 +27,10 @@ import contextlib
 import statistics
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future
 from typing import Any
 from unittest import mock
 
-from host.machine.timing import Runner
+from host.machine.timing import Handoff, Runner
 from host.observers.audit import AuditObserver
 from host.observers.metrics import MetricsObserver
 from host.protocol.events import LogObserver
@@ -46,14 +45,11 @@ ALL = "all of them at once"
 STUBBED = "host-without-guarantees"
 
 
-def _inline(self: Runner, call: Callable[[], Any]) -> Future[Any]:
+def _inline(self: Runner, call: Callable[[], Any]) -> Handoff[Any]:
     """``Runner.submit`` without the pool: ``call`` runs now, on the caller's thread."""
-    done: Future[Any] = Future()
-    try:
-        done.set_result(call())
-    except Exception as exc:
-        done.set_exception(exc)
-    return done
+    handoff = Handoff(call)
+    handoff.run()
+    return handoff
 
 
 _write = Connections.write

@@ -8,21 +8,24 @@ whoever started it (see :mod:`host.protocol.core`), so a retry can return it.
 
 NOTE: a handler that never returns keeps its pool thread for good; the pool is large so that a
 few such handlers do not starve the others, and each one is logged when its caller gives up.
+The pool is the host's own rather than :mod:`concurrent.futures`': every read and act crosses
+it, and a one-shot lock to wait on costs half of a ``Future``'s condition and semaphore.
 """
 
 from __future__ import annotations
 
+import _thread
+import atexit
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
-from typing import TypeVar
+from queue import SimpleQueue
+from typing import Any, Generic, TypeVar, cast
 
 from host.errors import HandlerTimeout
 from host.limits import CALLER, Slots, limit_error
 
-__all__ = ["DEFAULT_ACT_S", "DEFAULT_READ_S", "RUNNER", "HandlerTimeout", "Runner"]
+__all__ = ["DEFAULT_ACT_S", "DEFAULT_READ_S", "RUNNER", "HandlerTimeout", "Handoff", "Runner"]
 
 T = TypeVar("T")
 
@@ -30,6 +33,86 @@ T = TypeVar("T")
 DEFAULT_READ_S = 10.0
 #: An act's limit when neither its step nor the server's ``timeouts`` set one.
 DEFAULT_ACT_S = 60.0
+
+
+class Handoff(Generic[T]):
+    """One call handed to a pool thread: it runs once, unless it is dropped before it starts.
+
+    Args:
+        call: What to run.
+        then: Run once ``call`` has returned or raised, or it was dropped unstarted, before its
+            caller can see either (a caller's share of the pool is given back so).
+    """
+
+    __slots__ = ("_call", "_done", "_error", "_then", "_ticket", "_value")
+
+    def __init__(self, call: Callable[[], T], then: Callable[[], None] | None = None) -> None:
+        self._call = call
+        self._then = then
+        # NOTE: one ticket, taken by whichever of run and cancel comes first: list.pop is one
+        # step under the GIL, so the two cannot both take it.
+        self._ticket = [True]
+        self._done = _thread.allocate_lock()
+        self._done.acquire()
+        self._value: T | None = None
+        self._error: BaseException | None = None
+
+    def run(self, ended: Callable[[Handoff[Any]], None] | None = None) -> None:
+        """Run the call on this (pool) thread, unless it was dropped; then ``ended(self)``.
+
+        NOTE: ``ended`` (the pool's own bookkeeping) runs before the caller is woken: done
+        after, it would hold the GIL the woken caller wants, and cost a switch each way.
+        """
+        try:
+            self._ticket.pop()
+        except IndexError:
+            if ended is not None:
+                ended(self)
+            return
+        try:
+            self._value = self._call()
+        except BaseException as exc:  # handed to the caller, as a Future does
+            self._error = exc
+        finally:
+            try:
+                if self._then is not None:
+                    self._then()
+                if ended is not None:
+                    ended(self)
+            finally:
+                self._done.release()
+
+    def cancel(self) -> bool:
+        """Drop the call if it has not started; whether it was dropped (it never runs then)."""
+        try:
+            self._ticket.pop()
+        except IndexError:
+            return False
+        if self._then is not None:
+            self._then()
+        return True
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait at most ``timeout`` seconds for the call to end; whether it has."""
+        if not self._done.acquire(timeout=-1 if timeout is None else timeout):
+            return False
+        # NOTE: given back at once, so a second wait (or one on another thread) returns too.
+        self._done.release()
+        return True
+
+    def result(self, timeout: float | None = None) -> T:
+        """The call's value, once it comes, waiting at most ``timeout`` seconds.
+
+        Raises:
+            TimeoutError: it has not come within ``timeout``.
+            BaseException: whatever the call raised.
+        """
+        if not self.wait(timeout):
+            raise TimeoutError
+        if self._error is not None:
+            raise self._error
+        # NOTE: set by run whenever no error was (a call may return None itself).
+        return cast(T, self._value)
 
 
 class Runner:
@@ -42,15 +125,21 @@ class Runner:
     def __init__(self, threads: int = 256) -> None:
         self._threads = threads
         self._lock = threading.Lock()
-        self._pool: ThreadPoolExecutor | None = None
-        self._pid = -1
         self._callers: Slots | None = None
+        self._pid = -1
+        self._queue: SimpleQueue[Handoff[Any]] = SimpleQueue()
+        # NOTE: idle threads less calls waiting for one; a thread is started when it is
+        # negative, until there are ``threads``.
+        self._spare = 0
+        self._started = 0
+        self._running: set[Handoff[Any]] = set()
+        atexit.register(self._drain)
 
     def limit_callers(self, most: int | None) -> None:
         """Let one limited principal (:data:`host.limits.CALLER`) hold at most ``most`` threads."""
         self._callers = Slots(most) if most is not None else None
 
-    def submit(self, call: Callable[[], T]) -> Future[T]:
+    def submit(self, call: Callable[[], T]) -> Handoff[T]:
         """Start ``call`` on a pool thread, within its caller's share of the pool.
 
         Raises:
@@ -59,14 +148,12 @@ class Runner:
         """
         callers, caller = self._callers, CALLER.get()
         if callers is None or caller is None:
-            return self._executor().submit(call)
+            return self._hand(Handoff(call))
         if not callers.take(caller):
             raise limit_error("handler_threads", callers.most, "HOST_LIMIT_HANDLER_THREADS", caller)
-        future = self._executor().submit(call)
         # NOTE: given back when the handler returns (or is dropped unstarted), not when its
         # caller is answered: a hanging handler goes on holding its share.
-        future.add_done_callback(lambda _: callers.give(caller))
-        return future
+        return self._hand(Handoff(call, lambda: callers.give(caller)))
 
     def call(self, call: Callable[[], T], limit_s: float) -> T:
         """``call()``'s value, if it comes within ``limit_s`` seconds.
@@ -75,24 +162,62 @@ class Runner:
             HandlerTimeout: it did not (it goes on running).
             Exception: whatever ``call`` raised.
         """
-        future = self.submit(call)
+        handoff = self.submit(call)
         try:
-            return future.result(timeout=limit_s)
-        except FutureTimeout:
+            return handoff.result(timeout=limit_s)
+        except TimeoutError:
             # NOTE: one still queued for a thread is dropped: it would start with nobody waiting.
-            future.cancel()
+            handoff.cancel()
             raise HandlerTimeout(limit_s) from None
 
-    def _executor(self) -> ThreadPoolExecutor:
-        pool, pid = self._pool, os.getpid()
-        if pool is not None and self._pid == pid:
-            return pool
+    def _hand(self, handoff: Handoff[T]) -> Handoff[T]:
         with self._lock:
-            if self._pool is None or self._pid != pid:
-                # NOTE: a pool inherited over fork has no threads in the child; make a new one.
-                self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="host-handler")
-                self._pid = pid
-            return self._pool
+            if self._pid != os.getpid():
+                self._reset()
+            self._spare -= 1
+            start = self._spare < 0 and self._started < self._threads
+            if start:
+                self._spare += 1
+                self._started += 1
+            queue, number = self._queue, self._started - 1
+        queue.put(handoff)
+        if start:
+            name = f"host-handler_{number}"
+            threading.Thread(target=self._work, args=(queue,), name=name, daemon=True).start()
+        return handoff
+
+    def _reset(self) -> None:
+        """A pool of no threads yet, for this process (under the lock).
+
+        NOTE: a pool inherited over fork has no threads in the child, and its queue and counts
+        are the parent's.
+        """
+        self._pid, self._queue, self._spare, self._started = os.getpid(), SimpleQueue(), 0, 0
+        self._running = set()
+
+    def _work(self, queue: SimpleQueue[Handoff[Any]]) -> None:
+        """A pool thread: run what comes, for the life of the process."""
+        while True:
+            handoff = queue.get()
+            self._running.add(handoff)
+            handoff.run(self._ended)
+
+    def _ended(self, handoff: Handoff[Any]) -> None:
+        """A pool thread is free again."""
+        self._running.discard(handoff)
+        with self._lock:
+            self._spare += 1
+
+    def _drain(self) -> None:
+        """At exit, let the handlers still running finish (their acts record what they did).
+
+        NOTE: the pool's threads are daemons, so an idle one never holds the exit up; as with
+        ``concurrent.futures``, a handler that hangs does, until the process is killed.
+        """
+        if self._pid != os.getpid():
+            return  # NOTE: a forked child's copy names its parent's calls, not its own.
+        for handoff in list(self._running):
+            handoff.wait()
 
 
 #: The process's handler pool.

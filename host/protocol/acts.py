@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
 
 from host import ids
@@ -83,14 +82,14 @@ class Acts:
                 # NOTE: a concurrent copy of this final round won the claim.
                 return self._settled(nonce, claimed, tool)
             try:
-                future = RUNNER.submit(lambda: self._run(claimed, act, tool))
+                handoff = RUNNER.submit(lambda: self._run(claimed, act, tool))
             except ProtocolError:
                 _record_not_started(claimed, tool, limit_s)
                 raise
             try:
-                return future.result(timeout=limit_s)
-            except FutureTimeout:
-                if not future.cancel():
+                return handoff.result(timeout=limit_s)
+            except TimeoutError:
+                if not handoff.cancel():
                     return _still_running(tool, limit_s, claimed.incident)
             # NOTE: the act was still queued for a pool thread: it never starts, and its claim
             # records that, so a retry is told it did not run (never "running", never later).
@@ -152,11 +151,11 @@ class Acts:
         """The ``ctx.once`` of a first round without its record: no claim, only the limit."""
 
         def once(act: Callable[[], Outcome]) -> Outcome:
-            future = RUNNER.submit(act)
+            handoff = RUNNER.submit(act)
             try:
-                return future.result(timeout=limit_s)
-            except FutureTimeout:
-                if future.cancel():
+                return handoff.result(timeout=limit_s)
+            except TimeoutError:
+                if handoff.cancel():
                     return _not_started(tool, limit_s)
                 overran_id = incident or _incident()
                 log.warning(
