@@ -14,12 +14,13 @@ a tool that redacts fields is a :func:`scrubbing` logger, which puts them on eve
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import time
 from collections.abc import Mapping
 from typing import Any, TextIO
+
+from host.jsonvalues import encoder
 
 __all__ = [
     "REDACTED",
@@ -51,7 +52,7 @@ _STANDARD = frozenset(
 _MARK = "_host_json_handler"
 
 
-_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode
+_ENCODE = encoder(default=str)
 
 
 def secret_values(values: Mapping[str, Any], hidden: frozenset[str]) -> tuple[str, ...]:

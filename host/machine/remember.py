@@ -10,20 +10,22 @@ confirm a call goes past, asked or remembered, is reported with its outcome (for
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from host.jsonvalues import encoder
 from host.machine.keys import KeyFunction
 from host.machine.types import Approved, CallContext
 
 __all__ = ["Approving", "Remember", "arguments_key"]
 
+_SORTED = encoder(sort_keys=True, default=str)
+
 
 def arguments_key(arguments: Mapping[str, Any]) -> str:
     """The default key of an approval: a digest of the call's arguments (defaults filled in)."""
-    text = json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
+    text = _SORTED(arguments)
     return "args:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from host.jsonvalues import Encoded, storable
+from host.jsonvalues import Encoded, encoder, storable
 from host.machine.gate import NO_GATE, Decided, Gate
 from host.machine.local_locks import PROCESS_LOCKS
 from host.machine.pages import NO_URL_ASKS, UrlAsks
@@ -48,6 +48,11 @@ Ending = Literal["declined", "cancelled", "unticked", "rejected", "expired", "bu
 """How a call ends without its act: a question declined, dismissed or unticked by the user, an
 approval request rejected by an approver or left undecided until it expired, or (``busy``) the
 act's lock held by another call for all of ``lock_wait``."""
+
+#: Question digests' text (sorted keys: one text per question, whatever its schema's order).
+_SORTED = encoder(sort_keys=True)
+#: The act record's text, as the store has always kept it.
+_ASCII = encoder(ensure_ascii=True)
 
 
 @dataclass(frozen=True)
@@ -84,7 +89,7 @@ class Question:
         asked: list[Any] = [self.key, self.message, self.schema]
         if self.url:
             asked.append(self.url)
-        text = json.dumps(asked, sort_keys=True, ensure_ascii=False)
+        text = _SORTED(asked)
         raw = hashlib.sha256(text.encode("utf-8")).digest()[:12]
         return base64.urlsafe_b64encode(raw).decode("ascii")
 
@@ -248,11 +253,11 @@ class Outcome:
         """Serialize for the at-most-once store."""
         structured = self.structured
         if not isinstance(structured, Encoded):
-            return json.dumps(
+            return _ASCII(
                 {"c": self.content, "s": structured, "e": self.is_error, "i": self.incident}
             )
         # NOTE: the structured result's JSON was made once already (its text block): kept as is.
-        rest = json.dumps({"c": self.content, "e": self.is_error, "i": self.incident})
+        rest = _ASCII({"c": self.content, "e": self.is_error, "i": self.incident})
         return rest[:-1] + ', "s": ' + structured.text + "}"
 
     @classmethod

@@ -9,10 +9,13 @@ digest matches the client's copy) at a fixed cost.
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
+from host.jsonvalues import encoder
+
 __all__ = ["BOUNDED", "PREFIX_BYTES", "bounded"]
+
+_COMPACT = encoder(compact=True, default=str)
 
 #: The key of a bounded value's stand-in.
 BOUNDED = "bounded"
@@ -22,7 +25,7 @@ PREFIX_BYTES = 256
 
 def bounded(value: Any, most: int) -> Any:
     """``value``, or its stand-in when its JSON takes more than ``most`` bytes (UTF-8)."""
-    data_text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    data_text = _COMPACT(value)
     data = data_text.encode()
     if len(data) <= most:
         return value

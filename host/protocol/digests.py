@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 from functools import lru_cache
 from typing import Any
+
+from host.jsonvalues import encoder
 
 __all__ = ["canonical_json", "digest", "principal_digest"]
 
 
 def canonical_json(value: Any) -> str:
     """One text per JSON value, whatever the key order: the input of every digest."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL(value)
+
+
+_CANONICAL = encoder(sort_keys=True, compact=True)
 
 
 def digest(value: Any) -> str:

@@ -21,7 +21,12 @@ from typing import Any
 
 from itsdangerous import BadData, Signer
 
+from host.jsonvalues import encoder
+
 __all__ = ["Sealer"]
+
+
+_COMPACT = encoder(compact=True)
 
 
 class _CompactJson:
@@ -32,7 +37,7 @@ class _CompactJson:
 
     @staticmethod
     def dumps(value: Any) -> str:
-        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        text = _COMPACT(value)
         return base64.urlsafe_b64encode(text.encode("utf-8")).rstrip(b"=").decode("ascii")
 
     @staticmethod

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from host.jsonvalues import encoder
 from host.store.checks import check_filters, check_ttl
 
 __all__ = [
@@ -41,6 +42,9 @@ STARTED = 0
 """The rank of the record written before a claimed act runs (an act whose outcome is unknown):
 any call-ending round's record replaces it, so it stays only when the act's worker died. Its time
 is when its round would have ended by, and reads leave it out until then."""
+
+#: How :meth:`AuditRecord.body` is encoded (its values were JSON when the call kept them).
+_BODY = encoder(default=str)
 
 
 def iso(when: float, *, ms: bool = False) -> str:
@@ -194,7 +198,7 @@ class AuditRecord:
 
     def body(self) -> str:
         """What the store keeps besides the indexed fields, as one JSON text."""
-        return json.dumps(
+        return _BODY(
             {
                 "o": self.outcome,
                 "a": self.arguments,
@@ -205,9 +209,7 @@ class AuditRecord:
                 "d": self.duration_s,
                 "c": self.code,
                 **({"n": self.note} if self.note is not None else {}),
-            },
-            ensure_ascii=False,
-            default=str,
+            }
         )
 
     @classmethod

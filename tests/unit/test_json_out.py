@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from host.jsonvalues import Encoded, dumps
+from host.jsonvalues import Encoded, dumps, encoder
 from host.machine import Outcome
 from host.protocol.jsonrpc import success
 
@@ -59,3 +62,42 @@ def test_nan_is_refused_where_the_line_must_be_strict() -> None:
     message = {"jsonrpc": "2.0", "id": 1, "result": {"x": float("nan")}}
     with pytest.raises(ValueError):
         dumps(message, compact=True, allow_nan=False)
+
+
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner),
+    max_leaves=25,
+)
+_OPTIONS = [
+    {"sort_keys": s, "compact": c, "ensure_ascii": a, "allow_nan": n}
+    for s in (False, True)
+    for c in (False, True)
+    for a in (False, True)
+    for n in (False, True)
+]
+_ENCODERS = [(options, encoder(**options)) for options in _OPTIONS]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_VALUES)
+def test_an_encoder_made_once_writes_what_json_dumps_writes(value: Any) -> None:
+    """Digests and seals depend on it: a text that changed would orphan every open call."""
+    for options, encode in _ENCODERS:
+        separators = (",", ":") if options["compact"] else None
+        try:
+            want = json.dumps(
+                value, sort_keys=options["sort_keys"], separators=separators,
+                ensure_ascii=options["ensure_ascii"], allow_nan=options["allow_nan"],
+            )  # fmt: skip
+        except ValueError:
+            with pytest.raises(ValueError):
+                encode(value)
+            continue
+        assert encode(value) == want
+
+
+def test_an_encoder_made_once_names_what_it_cannot_write() -> None:
+    with pytest.raises(TypeError, match="Object of type object is not JSON serializable"):
+        encoder()({"a": object()})
+    assert encoder(default=str)({"n": 1.5, "d": Path("/x")}) == '{"n": 1.5, "d": "/x"}'
