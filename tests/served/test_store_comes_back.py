@@ -162,11 +162,12 @@ def test_workers_recover_by_themselves_once_a_full_disk_has_room_again(
     server, disk = on_a_small_disk
     assert final_round(server, "before")[0] == 200
     filler = disk / "filler"
-    with filler.open("wb") as f:
+    # NOTE: unbuffered, so the write that finds the disk full is the only one that fails: a
+    # buffered file keeps the bytes it could not write and raises again when it is closed.
+    with filler.open("wb", buffering=0) as f:
         try:
             while True:
                 f.write(b"x" * 65536)
-                f.flush()
         except OSError:
             pass  # full
     words = [f"during-{n}-" + "x" * 20000 for n in range(4)]
