@@ -15,11 +15,21 @@ from typing import Any
 
 from gunicorn.workers.gthread import ThreadWorker as _GthreadWorker
 
+from host.serve.pool import RequestPool
+
 __all__ = ["ThreadWorker"]
 
 
 class ThreadWorker(_GthreadWorker):  # type: ignore[misc]
-    """gunicorn's gthread worker, closing its idle connections once it is told to stop."""
+    """gunicorn's gthread worker, closing its idle connections once it is told to stop.
+
+    Its threads are a :class:`host.serve.pool.RequestPool`: ``--threads`` of them, only a few
+    running at once.
+    """
+
+    def get_thread_pool(self) -> RequestPool:
+        """The worker's request threads (gunicorn's hook for its pool)."""
+        return RequestPool(self.cfg.threads)
 
     def wait_for_and_dispatch_events(self, timeout: float) -> Any:
         """Wait for the next events; once stopping, close the idle connections first."""

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
+from host.blocking import blocking
 from host.store.threads import ProcessThread
 
 __all__ = ["Watcher", "backoff", "poll_until", "pop_waiting"]
@@ -101,7 +102,8 @@ def pop_waiting(
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
-            event.wait(left)
+            with blocking():
+                event.wait(left)
     finally:
         watcher.unregister(key, event)
 
@@ -135,4 +137,5 @@ def poll_until(
         left = deadline - time.monotonic()
         if left <= 0:
             return found
-        time.sleep(min(next(delays), left))
+        with blocking():
+            time.sleep(min(next(delays), left))

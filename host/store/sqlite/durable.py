@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from host.blocking import blocking
 from host.errors import StoreError
 from host.store.sqlite.pool import Connections
 
@@ -74,6 +75,12 @@ class DurableWrites:
         """
         if os.getpid() != self._pid:
             self._reset()  # NOTE: a thread of the parent may have been leading at the fork
+        # NOTE: waiting on the disk, with its turn given away: concurrent requests reach the
+        # commit meanwhile and share its fsync, where few running at once would each pay one.
+        with blocking():
+            return self._run(apply)
+
+    def _run(self, apply: Callable[[sqlite3.Connection], T]) -> T:
         mine: _Write[T] = _Write(apply)
         with self._lock:
             self._queued.append(mine)

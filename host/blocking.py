@@ -1,0 +1,53 @@
+"""A thread about to wait says so, and the worker runs another request meanwhile.
+
+A served worker runs only a few requests on the CPU at once (:mod:`host.serve.pool`), however
+many it holds. A request that waits on the disk (a durable commit) or for a person (a legacy
+question's answer) gives its turn away while it waits, and counts again once it is back. A wait
+nobody marks (a slow client, a hanging handler) gives its turn away too, once it has lasted long
+enough, so marking a wait is only ever a matter of speed.
+
+NOTE: the seam is a thread-local, set by the pool on its own threads: the store and the machine
+say that they wait without knowing who serves them. Off the pool's threads (a handler's thread,
+``host call``, the tests' in-process app) :func:`blocking` costs one attribute lookup.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Protocol
+
+__all__ = ["Turn", "blocking", "hold"]
+
+
+class Turn(Protocol):
+    """What the thread's pool does when the thread starts and stops waiting."""
+
+    def leave(self) -> None:
+        """The thread is about to wait: let another request run."""
+
+    def back(self) -> None:
+        """The thread waits no more: count it as running again."""
+
+
+_local = threading.local()
+
+
+def hold(turn: Turn | None) -> None:
+    """Make ``turn`` the calling thread's (the pool does, on each of its threads)."""
+    _local.turn = turn
+
+
+@contextmanager
+def blocking() -> Iterator[None]:
+    """Around a wait: the calling thread's turn is given away until the wait ends."""
+    turn: Turn | None = getattr(_local, "turn", None)
+    if turn is None:
+        yield
+        return
+    turn.leave()
+    try:
+        yield
+    finally:
+        turn.back()
