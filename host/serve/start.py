@@ -67,9 +67,9 @@ class ServeOptions:
     Attributes:
         threads: Threads per gthread worker. A legacy client's question holds one thread while
             the user answers, so a worker serves ``threads`` open questions and requests at once.
-            NOTE: a blocked thread costs memory (tens of KB) and no CPU, and gunicorn starts
-            threads only as they are needed; ``bench/questions.py`` measures this against
-            gevent's greenlets.
+            NOTE: a blocked thread costs memory (tens of KB) and no CPU, and threads start
+            only as they are needed; ``bench/questions.py`` measures this against gevent's
+            greenlets. Only a few of them run at once (:mod:`host.serve.pool`).
         timeout: Seconds a worker may stay silent before gunicorn restarts it; gthread workers
             keep beating while their threads wait, so long questions are safe.
         reload: Reload when a spec or handler file changes (checked first, like SIGHUP).
