@@ -8,7 +8,7 @@ enough, so marking a wait is only ever a matter of speed.
 
 NOTE: the seam is a thread-local, set by the pool on its own threads: the store and the machine
 say that they wait without knowing who serves them. Off the pool's threads (a handler's thread,
-``host call``, the tests' in-process app) :func:`blocking` costs one attribute lookup.
+``host call``, the tests' in-process app) :func:`blocking` finds no turn and gives nothing away.
 """
 
 from __future__ import annotations
