@@ -108,28 +108,13 @@ def assemble(
         host.errors.SpecError: The specs have problems (every diagnostic is attached).
         host.errors.StoreError: The store cannot be opened, or can forget claims unacknowledged.
     """
-    if project is None:
-        from host.spec import load_project
-
-        project = load_project(settings.specs_dir, settings.handlers_path)
+    project = project if project is not None else _load(settings)
     machines = dict(machines) if machines is not None else compile_project(project)
     if settings.store_url is None:
         private_dir(settings.data_dir)
     keys = settings.secrets or (ensure_secret(settings.data_dir),)
-    store = open_store(settings.store, connect=not store_checked)
-    try:
-        risks = (
-            [] if store_checked else require_durable(store, acknowledged=settings.store_volatile_ok)
-        )
-    except BaseException:
-        store.close()
-        raise
-    for risk in risks:
-        log.warning("the store can lose records: %s", risk, extra={"event": "store_risk"})
-    chosen = (
-        *(observers_for(settings) if observers is None else observers),
-        AuditObserver(store, settings.audit_retention_s, record_max=settings.limits.record_max),
-    )
+    store = _open_store(settings, store_checked)
+    chosen = _observers(settings, store, observers)
     webhook = ApprovalsWebhook(settings.approvals)
     metrics = _metrics(chosen)
     url_asks = UrlAskBook(store, FieldCipher(keys), settings.auth.browser.public_url)
@@ -152,6 +137,38 @@ def assemble(
     return Assembly(
         settings, project, machines, store, endpoint, chosen, metrics, approvals, url_asks
     )
+
+
+def _load(settings: Settings) -> Project:
+    """The checked specs of the settings' folders."""
+    from host.spec import load_project
+
+    return load_project(settings.specs_dir, settings.handlers_path)
+
+
+def _observers(
+    settings: Settings, store: Store, observers: Sequence[Observer] | None
+) -> tuple[Observer, ...]:
+    """The observers of every round: those given (or the settings'), then the audit trail."""
+    return (
+        *(observers_for(settings) if observers is None else observers),
+        AuditObserver(store, settings.audit_retention_s, record_max=settings.limits.record_max),
+    )
+
+
+def _open_store(settings: Settings, store_checked: bool) -> Store:
+    """The settings' store, its risks checked unless a gunicorn master checked them already."""
+    store = open_store(settings.store, connect=not store_checked)
+    try:
+        risks = (
+            [] if store_checked else require_durable(store, acknowledged=settings.store_volatile_ok)
+        )
+    except BaseException:
+        store.close()
+        raise
+    for risk in risks:
+        log.warning("the store can lose records: %s", risk, extra={"event": "store_risk"})
+    return store
 
 
 def _both(first: Callable[..., None], second: Callable[..., None] | None) -> Callable[..., None]:

@@ -24,33 +24,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add_specs(parser)
     add_handlers(parser)
-    parser.add_argument(
-        "--bind",
-        default=defaults.bind,
-        metavar="HOST:PORT",
-        help=f"address to listen on (default: {defaults.bind})",
-    )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=defaults.workers,
-        metavar="N",
-        help=f"gunicorn worker processes (default: {defaults.workers})",
-    )
-    parser.add_argument(
-        "--threads",
-        type=int,
-        default=defaults.threads,
-        metavar="N",
-        help=f"threads per worker (default: {defaults.threads})",
-    )
-    parser.add_argument(
-        "--timeout",
-        type=int,
-        default=defaults.timeout,
-        metavar="SECONDS",
-        help=f"gunicorn worker timeout (default: {defaults.timeout})",
-    )
+    _add_worker_options(parser, defaults)
     parser.add_argument(
         "--reload",
         action="store_true",
@@ -80,6 +54,38 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--dry-run",
         action="store_true",
         help="check the specs and print the equivalent plain gunicorn command instead of serving",
+    )
+
+
+def _add_worker_options(parser: argparse.ArgumentParser, defaults: ServeOptions) -> None:
+    """Where to listen, and gunicorn's workers: how many, their threads, their timeout."""
+    parser.add_argument(
+        "--bind",
+        default=defaults.bind,
+        metavar="HOST:PORT",
+        help=f"address to listen on (default: {defaults.bind})",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=defaults.workers,
+        metavar="N",
+        help=f"gunicorn worker processes (default: {defaults.workers})",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=defaults.threads,
+        metavar="N",
+        help="threads per worker: the most requests it holds at once, open legacy questions "
+        f"among them; four run at a time (default: {defaults.threads})",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=int,
+        default=defaults.timeout,
+        metavar="SECONDS",
+        help=f"gunicorn worker timeout (default: {defaults.timeout})",
     )
 
 

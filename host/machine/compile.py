@@ -104,17 +104,9 @@ def compile_tool(
     lock: LockStep | None = None
     for step in tool.steps:
         if isinstance(step, Read):
-            handler = _handler(handlers_dir, step.call, loaded)
-            deps = frozenset(handler.required + handler.optional) - {"ctx"}
-            missing = compile_text(step.missing) if step.missing is not None else None
-            limit = step.timeout_s or timeouts.read_s or DEFAULT_READ_S
-            steps.append(ReadStep(step.name, handler, missing, deps, limit))
-        elif isinstance(step, Ask) and step.url:
-            steps.append(_url_ask(step))
-        elif isinstance(step, Ask | Confirm):
-            steps.append(_question(step))
-        elif isinstance(step, Approve):
-            steps.append(_approve(step))
+            steps.append(_read(step, _handler(handlers_dir, step.call, loaded), timeouts))
+        elif isinstance(step, Ask | Confirm | Approve):
+            steps.append(_asking(step))
         elif isinstance(step, Act):
             act = _handler(handlers_dir, step.call, loaded)
             returns = step.returns
@@ -124,12 +116,11 @@ def compile_tool(
     if act is None and tool.result is None and last_read is None:
         # NOTE: the checker rejects this; a hand-built Project might not have been checked.
         raise ValueError(f"tool {tool.name} has no act step and nothing to return")
-    input_schema = {"type": "object", **tool.input}
     return Machine(
         name=tool.name,
         title=tool.title,
         description=tool.description,
-        input_schema=input_schema,
+        input_schema={"type": "object", **tool.input},
         output_schema=tool.output,
         annotations=tool.annotations,
         steps=tuple(steps),
@@ -143,6 +134,22 @@ def compile_tool(
         definition=definition_digest(tool),
         lock=lock,
     )
+
+
+def _asking(step: Ask | Confirm | Approve) -> QuestionStep | ApproveStep | UrlAskStep:
+    """A step that asks someone: a question (form or yes/no), a URL ask, or an approval."""
+    if isinstance(step, Approve):
+        return _approve(step)
+    if isinstance(step, Ask) and step.url:
+        return _url_ask(step)
+    return _question(step)
+
+
+def _read(step: Read, handler: Handler, timeouts: Timeouts) -> ReadStep:
+    deps = frozenset(handler.required + handler.optional) - {"ctx"}
+    missing = compile_text(step.missing) if step.missing is not None else None
+    limit = step.timeout_s or timeouts.read_s or DEFAULT_READ_S
+    return ReadStep(step.name, handler, missing, deps, limit)
 
 
 def _handler(handlers_dir: Path, call: str, loaded: dict[str, Handler]) -> Handler:

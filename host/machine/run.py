@@ -152,11 +152,7 @@ class Machine:
         }
         self._validator = SchemaCheck(input_schema)
         self._fields = tuple(input_schema.get("properties", {}))
-        self._defaults = {
-            k: v["default"]
-            for k, v in input_schema.get("properties", {}).items()
-            if isinstance(v, Mapping) and "default" in v
-        }
+        self._defaults = _defaults_of(input_schema)
         self._described = self._describe()
 
     def _describe(self) -> dict[str, Any]:
@@ -492,3 +488,12 @@ class Machine:
             "The details are in the server log.",
             incident=incident,
         )
+
+
+def _defaults_of(input_schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The default of each argument that declares one."""
+    return {
+        k: v["default"]
+        for k, v in input_schema.get("properties", {}).items()
+        if isinstance(v, Mapping) and "default" in v
+    }

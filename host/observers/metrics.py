@@ -117,7 +117,10 @@ class MetricsObserver:
             ["status", "reason"],
             registry=r,
         )
+        self._approval_metrics(r)
 
+    def _approval_metrics(self, r: CollectorRegistry) -> None:
+        """The metrics of approval requests and their decisions."""
         self.approval_requests = Counter(
             "host_approval_requests", "Approval requests opened", ["tool"], registry=r
         )
