@@ -13,6 +13,8 @@ otherwise once it has run for :data:`STALE_S`, when it is taken for waiting on s
 marked (a slow client, a hanging handler, a lock). So a few slow requests never stop the others
 for more than :data:`STALE_S`, and the threads, not the turns, bound what a worker holds. A
 request back from a wait counts again at once, even past :data:`RUNNING`: it never waits twice.
+A thread waiting for its connection's next request (:meth:`RequestPool.between`) holds no turn
+either, but one that has it queues for a turn like new work: that request has not started yet.
 
 NOTE: measured in ``bench/RESULTS.md`` (2026-12-02, late evening): plain calls' p99 a quarter
 narrower served, throughput unchanged, exchanges unchanged; fewer turns, or durable commits not
@@ -41,6 +43,9 @@ RUNNING = 4
 STALE_S = 0.05
 
 _Work = tuple[Future[Any], Callable[..., Any], tuple[Any, ...], dict[str, Any]]
+
+#: The pool thread the calling thread is, if it is one (for :meth:`RequestPool.between`).
+_current = threading.local()
 
 
 class _Stretch:
@@ -91,7 +96,8 @@ class RequestPool(Executor):
         self._stale_s = stale_s
         self._lock = threading.Lock()
         self._woken = threading.Condition(self._lock)  # the watcher's
-        self._work: deque[_Work] = deque()
+        # NOTE: queued work, and threads back for their connection's next request (in order).
+        self._work: deque[_Work | _Thread] = deque()
         self._idle: list[_Thread] = []  # NOTE: a stack: the thread that ran last runs next
         self._started: list[threading.Thread] = []
         self._stretches: deque[_Stretch] = deque()  # in the order they started
@@ -122,14 +128,45 @@ class RequestPool(Executor):
             if cancel_futures:
                 self._work.clear()
             self._woken.notify_all()
-        for future, *_ in dropped:
-            future.cancel()
+        for item in dropped:
+            if isinstance(item, _Thread):
+                item.gate.release()  # NOTE: it goes on with its request, as one running does
+            else:
+                item[0].cancel()
         for thread in idle:
             thread.gate.release()
         if wait:
             for started in list(self._started):
                 if started is not threading.current_thread():
                     started.join()
+
+    def between(self, wait: Callable[[], bool]) -> bool:
+        """Between two requests of one connection: ``wait()`` for the next without a turn.
+
+        Called by the thread that served the last one; True once the next has come and the
+        thread has a turn again (in order, behind the work queued meanwhile), so it serves it
+        itself; False when ``wait()`` gives up. Off the pool's threads, ``wait()`` alone.
+        """
+        thread: _Thread | None = getattr(_current, "thread", None)
+        if thread is None or thread.pool is not self:
+            return wait()
+        with self._lock:
+            self._uncount(thread.stretch)
+            thread.stretch = None
+            go = self._dispatch(time.monotonic())
+        self._go(go)
+        if not wait():
+            return False
+        with self._lock:
+            now = time.monotonic()
+            if not self._work and self._room(now):
+                self._count(thread, now)
+                return True
+            self._work.append(thread)
+            go = self._dispatch(now)
+        self._go(go)
+        thread.gate.acquire()
+        return True
 
     # -- turns (called with the lock held unless said otherwise) ----------------------------
 
@@ -154,6 +191,11 @@ class RequestPool(Executor):
         """Who takes the queued work: an idle thread to wake, a new one to start, or None."""
         if not self._room(now) or not self._work:
             return None
+        if isinstance(self._work[0], _Thread):
+            back = self._work.popleft()
+            assert isinstance(back, _Thread)  # NOTE: for mypy; checked just above
+            self._count(back, now)
+            return back
         if self._idle:
             return self._idle.pop()
         if len(self._started) < self._threads_max:
@@ -196,6 +238,7 @@ class RequestPool(Executor):
         """A pool thread: take queued work while a turn is free, sleep on its gate otherwise."""
         thread = _Thread(self)
         blocking.hold(thread)
+        _current.thread = thread
         while True:
             with self._lock:
                 self._uncount(thread.stretch)
@@ -204,15 +247,17 @@ class RequestPool(Executor):
                 # NOTE: _room also drops the stretches that ended, so they never pile up.
                 if self._room(now) and self._work:
                     work = self._work.popleft()
-                    self._count(thread, now)
+                    self._count(work if isinstance(work, _Thread) else thread, now)
                 elif self._shutdown:
                     return
                 else:
                     self._idle.append(thread)
-            if work is None:
+            if isinstance(work, _Thread):
+                work.gate.release()  # NOTE: its turn is counted; this thread looks again
+            elif work is None:
                 thread.gate.acquire()
-                continue
-            _run(work)
+            else:
+                _run(work)
 
     def _watch(self) -> None:
         """Work is queued and no turn is free: have the watcher wake when one goes stale."""

@@ -119,6 +119,64 @@ def test_a_request_back_from_a_wait_counts_again(pools: Callable[..., RequestPoo
     assert gauge.most == 1
 
 
+def test_a_thread_between_requests_gives_its_turn_away(pools: Callable[..., RequestPool]) -> None:
+    pool, next_came = pools(running=1), threading.Event()
+
+    lingering = pool.submit(pool.between, lambda: next_came.wait(WAIT))
+    pool.submit(next_came.set).result(WAIT)  # NOTE: would wait behind the linger otherwise
+
+    assert lingering.result(WAIT) is True
+
+
+def test_a_thread_back_with_its_next_request_waits_for_a_turn_in_order(
+    pools: Callable[..., RequestPool],
+) -> None:
+    pool, order = pools(running=1), []
+    next_came, started, release = threading.Event(), threading.Event(), threading.Event()
+
+    def connection() -> None:
+        order.append("first request")
+        assert pool.between(lambda: next_came.wait(WAIT))
+        order.append("its next request")
+
+    def other(name: str) -> Callable[[], None]:
+        def run() -> None:
+            order.append(name)
+            started.set()
+            release.wait(WAIT)  # NOTE: unmarked: it keeps the only turn
+
+        return run
+
+    served = pool.submit(connection)
+    busy = pool.submit(other("another request"))
+    assert started.wait(WAIT)
+    queued = pool.submit(lambda: order.append("one queued meanwhile"))
+    next_came.set()
+    time.sleep(0.1)
+    assert order == ["first request", "another request"]  # no turn: it waits, as queued work
+    release.set()
+    for future in (busy, queued, served):
+        future.result(WAIT)
+
+    assert order == [
+        "first request", "another request", "one queued meanwhile", "its next request"
+    ]  # fmt: skip
+
+
+def test_a_thread_whose_connection_stays_quiet_hands_it_back(
+    pools: Callable[..., RequestPool],
+) -> None:
+    pool = pools(running=1)
+
+    assert pool.submit(pool.between, lambda: False).result(WAIT) is False
+    assert pool.submit(lambda: "served").result(WAIT) == "served"
+
+
+def test_between_off_the_pool_threads_only_waits() -> None:
+    assert RequestPool(1).between(lambda: True) is True
+    assert RequestPool(1).between(lambda: False) is False
+
+
 def test_threads_bound_what_the_pool_holds(pools: Callable[..., RequestPool]) -> None:
     pool, release = pools(threads=3, running=3), threading.Event()
     started = threading.Semaphore(0)
