@@ -14,7 +14,9 @@ a tool that redacts fields is a :func:`scrubbing` logger, which puts them on eve
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import sys
 import time
 from collections.abc import Mapping
@@ -27,6 +29,7 @@ __all__ = [
     "SECRETS",
     "JsonFormatter",
     "configure_logging",
+    "emit",
     "scrub",
     "scrubbing",
     "secret_values",
@@ -139,19 +142,8 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         """The record as a JSON object on one line."""
-        second = int(record.created)
-        if second != self._second:
-            self._second = second
-            self._stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
-        millis = int((record.created - second) * 1000)
-        line: dict[str, Any] = {
-            "ts": f"{self._stamp}.{millis:03d}+00:00",
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "message": record.getMessage(),
-            # NOTE: which gunicorn worker wrote the line, to follow one call across workers.
-            "pid": record.process,
-        }
+        line = self.head(record.created, record.levelname, record.name, record.getMessage())
+        line["pid"] = record.process  # NOTE: a record made in one process, written in another
         for key, value in vars(record).items():
             if key not in _STANDARD and key[0] != "_":
                 line[key] = value
@@ -163,6 +155,71 @@ class JsonFormatter(logging.Formatter):
         if secrets:
             line = {k: _scrub(v, secrets) for k, v in line.items()}
         return _ENCODE(line)
+
+    def head(self, created: float, level: str, name: str, message: str) -> dict[str, Any]:
+        """The fields every line starts with: time, level, logger, message and process id."""
+        second = int(created)
+        if second != self._second:
+            self._second = second
+            self._stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        millis = int((created - second) * 1000)
+        return {
+            "ts": f"{self._stamp}.{millis:03d}+00:00",
+            "level": level.lower(),
+            "logger": name,
+            "message": message,
+            # NOTE: which gunicorn worker wrote the line, to follow one call across workers.
+            "pid": os.getpid(),
+        }
+
+
+def emit(logger: logging.Logger, level: int, message: str, fields: Mapping[str, Any]) -> None:
+    """Log ``message`` with ``fields`` (as ``extra``), the same line as ``logger.log`` writes.
+
+    NOTE: for a line written on every call (``tool call``). Where the line's only way out is the
+    handler :func:`configure_logging` installed (as served), it is formatted and written there
+    directly: logging's own path makes a record of some thirty attributes, and the formatter
+    then sifts them for the few fields, at several times the cost of the line itself.
+    """
+    if not logger.isEnabledFor(level):
+        return
+    handler = _sole_json_handler(logger, level)
+    formatter = handler.formatter if handler is not None else None
+    if handler is None or not isinstance(formatter, JsonFormatter):
+        logger.handle(logger.makeRecord(logger.name, level, __file__, 0, message, (), None,
+                                        extra=fields))  # fmt: skip
+        return
+    line = formatter.head(time.time(), logging.getLevelName(level), logger.name, message)
+    line.update(fields)
+    text = _ENCODE(line) + handler.terminator
+    with handler.lock or contextlib.nullcontext():
+        try:
+            stream = handler.stream
+            stream.write(text)
+            stream.flush()
+        except Exception:
+            # NOTE: as logging reports a line it could not write: never to the caller.
+            logging.Handler.handleError(handler, logging.makeLogRecord({"msg": message}))
+
+
+def _sole_json_handler(logger: logging.Logger, level: int) -> logging.StreamHandler[Any] | None:
+    """The handler :func:`configure_logging` installed, when it alone takes ``logger``'s records
+    at ``level`` and no filter stands in the way; None otherwise."""
+    found: logging.StreamHandler[Any] | None = None
+    current: logging.Logger | None = logger
+    while current is not None:
+        if current.filters:
+            return None
+        for handler in current.handlers:
+            if found is not None or handler.filters or level < handler.level:
+                return None
+            if not getattr(handler, _MARK, False) or not isinstance(handler, logging.StreamHandler):
+                return None
+            found = handler
+        if not current.propagate:
+            break
+        current = current.parent
+    return found
 
 
 def configure_logging(level: int | str = logging.INFO, stream: TextIO | None = None) -> None:

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from host.logs import emit
 from host.machine import Approved, Decided
 from host.store.shared import Started
 
@@ -216,7 +217,4 @@ class LogObserver:
             fields["ending"] = event.ending
         if event.code is not None:
             fields["code"] = event.code
-        # NOTE: one line per round, so the record is made directly: logging's own path looks
-        # up the caller's file and line by walking the stack, which no JSON line shows.
-        log.handle(log.makeRecord(log.name, logging.INFO, __file__, 0, "tool call", (), None,
-                                  extra=fields))  # fmt: skip
+        emit(log, logging.INFO, "tool call", fields)

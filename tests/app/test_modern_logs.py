@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from host.logs import JsonFormatter, configure_logging
+from host.logs import JsonFormatter, configure_logging, emit
 from host.spec import load_project
 from support.helpdesk import use_tmp_data
 from support.modern import Mcp, accept, make_client
@@ -129,3 +129,31 @@ def test_configuring_twice_does_not_duplicate_lines(log_lines: io.StringIO) -> N
     configure_logging(stream=log_lines)
     logging.getLogger("host.test").info("once")
     assert len(lines(log_lines)) == 1
+
+
+def test_a_line_written_directly_is_the_line_logging_writes(log_lines: io.StringIO) -> None:
+    logger = logging.getLogger("host.protocol")
+    fields = {"event": "tool_call", "tool": "close_ticket", "round": 2, "acted": True}
+
+    emit(logger, logging.INFO, "tool call", fields)  # NOTE: the configured handler alone
+    logger.info("tool call", extra=fields)
+
+    direct, logged = lines(log_lines)
+    assert direct.pop("ts")[:16] == logged.pop("ts")[:16]
+    assert direct == logged
+    assert list(direct) == list(logged)  # the same fields, in the same order
+
+
+def test_a_line_goes_through_logging_when_another_handler_wants_it(
+    log_lines: io.StringIO, caplog: pytest.LogCaptureFixture
+) -> None:
+    logger = logging.getLogger("host.protocol")
+    logging.getLogger("host").propagate = True  # NOTE: so caplog's handler, on the root, sees it
+
+    emit(logger, logging.INFO, "tool call", {"event": "tool_call", "tool": "list_outbox"})
+    emit(logger, logging.DEBUG, "not at this level", {"event": "quiet"})
+
+    (record,) = {id(r): r for r in caplog.records}.values()
+    assert record.getMessage() == "tool call"
+    assert getattr(record, "tool", None) == "list_outbox"
+    assert [line["message"] for line in lines(log_lines)] == ["tool call"]
