@@ -317,7 +317,13 @@ class ToolHost:
         if ledger.round == 1:
             ledger = ledger.bound(machine.definition)
         event.answers = ledger.answered(k for k in call.ledger.asked if k in call.responses)
-        if ledger.round > 1:
+        # NOTE: a later round asks first what became of its act only when its steps could
+        # change something on the way to it (a page, an approval, a remembered yes); a plain
+        # tool's steps are reads and questions, and its act's claim answers that question itself
+        # (a claim taken already is the act's record), so only a round that ends without acting
+        # asks it (settle).
+        early = ledger.round > 1 and (machine.signs_in or machine.remembers)
+        if early or (ledger.round > 1 and not ledger.fits(machine.definition)):
             recorded = self.acts.recorded(ledger.nonce, machine.name)
             if recorded is not None:
                 return self._finished(event, recorded, ledger)
@@ -335,6 +341,10 @@ class ToolHost:
                 INVALID_PARAMS, exc.message, {"key": exc.key, "errors": exc.errors}
             ) from None
         if isinstance(result, NeedInput):
+            late = ledger.round > 1 and not early
+            recorded = self.acts.recorded(ledger.nonce, machine.name) if late else None
+            if recorded is not None:  # NOTE: a retry of a round that acted, asked again now
+                return self._finished(event, recorded, ledger)
             return self._ask(call, ledger, result, event)
         if pages is not None and not _awaits_approval(result):
             pages.end()  # NOTE: the call is over: its pages' values go with it

@@ -253,6 +253,26 @@ def test_retrying_a_delete_after_it_ran_replays_instead_of_failing(mcp: Mcp, db:
     assert again[1]["structuredContent"] == {"id": "T-4", "deleted": True}
 
 
+def test_a_retry_whose_question_now_reads_otherwise_replays_the_act(mcp: Mcp, db: Path) -> None:
+    first = mcp.result(mcp.call("close_ticket", {"id": "T-1"}))
+    (key,) = first["inputRequests"]
+    responses = {key: {"action": "accept", "content": CONFIRM}}
+    done = mcp.result(
+        mcp.call("close_ticket", {"id": "T-1"}, responses=responses, state=first["requestState"])
+    )
+    with sqlite3.connect(db) as conn:  # NOTE: the question quotes the title: it reads otherwise
+        conn.execute("UPDATE tickets SET title = 'Renamed since' WHERE id = 'T-1'")
+
+    again = mcp.result(
+        mcp.call("close_ticket", {"id": "T-1"}, responses=responses, state=first["requestState"])
+    )
+    unanswered = mcp.result(mcp.call("close_ticket", {"id": "T-1"}, state=first["requestState"]))
+
+    assert again == done  # the act's record, not the question asked again
+    assert unanswered == done
+    assert len(mcp.outbox()) == 1
+
+
 def test_two_calls_with_the_same_arguments_are_two_calls(mcp: Mcp) -> None:
     for _ in range(2):
         result, _ = mcp.run("close_ticket", {"id": "T-1"}, accept(CONFIRM))
