@@ -50,7 +50,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from host import ids
@@ -110,11 +109,11 @@ def outcome_of(event: Round) -> str:
     return "error"
 
 
-def audit_record(event: Round, now: float, most: int) -> AuditRecord:
+def audit_record(event: Round, now: float, most: int, note: str | None = None) -> AuditRecord:
     """The record of the call ``event`` ended, at ``now`` (Unix time), fields redacted.
 
     Arguments, and each answer's content, over ``most`` bytes of JSON are kept bounded
-    (:mod:`host.observers.bounded`).
+    (:mod:`host.observers.bounded`). ``note`` is the record's note, when not the event's own.
     """
     hidden = event.redact
     owner = event.owner or event.principal
@@ -149,7 +148,7 @@ def audit_record(event: Round, now: float, most: int) -> AuditRecord:
         incident=event.incident,
         duration_s=max(0.0, now - started) if started else event.duration_s,
         code=event.code,
-        note=LATE_CANCEL if event.late_cancel else None,
+        note=note or (LATE_CANCEL if event.late_cancel else None),
     )
 
 
@@ -218,8 +217,7 @@ class AuditObserver:
         and a lease), and readers see it only from then on, so a running act never reads as lost.
         """
         shown = time.time() + within_s + self.store.lease_s
-        record = replace(audit_record(event, shown, self.record_max), note=LOST_NOTE)
-        return record, self.retention_s
+        return audit_record(event, shown, self.record_max, LOST_NOTE), self.retention_s
 
     def refused(self, event: Refusal) -> None:
         """Queue the record of a request refused for its credentials (401, 403)."""

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from host import ids
@@ -55,6 +55,9 @@ class Accepted:
 @dataclass(frozen=True)
 class Ledger:
     """What one call knows between rounds: questions asked, answers accepted.
+
+    NOTE: its methods make the next ledger with :meth:`_next`, the constructor with every field:
+    ``dataclasses.replace`` looks the fields up anew on each call, a few times a round.
 
     Attributes:
         nonce: Random, constant across the rounds of one call: the key of its act's record.
@@ -95,11 +98,12 @@ class Ledger:
         }
         if not taken:
             return self
-        return replace(self, accepted={**self.accepted, **taken})
+        accepted = {**self.accepted, **taken}
+        return self._next(self.round, self.asked, accepted, self.definition)
 
     def bound(self, definition: str) -> Ledger:
         """This ledger bound to the tool's definition digest (done once, on the first round)."""
-        return replace(self, definition=definition)
+        return self._next(self.round, self.asked, self.accepted, definition)
 
     def fits(self, definition: str) -> bool:
         """Whether the call began under the tool's definition ``definition`` (unchanged since)."""
@@ -133,7 +137,17 @@ class Ledger:
         """The ledger of the round that answers ``questions``: their old answers dropped."""
         asked = {q.key: q.digest() for q in questions}
         kept = {k: v for k, v in self.accepted.items() if k not in asked}
-        return replace(self, round=self.round + 1, asked=asked, accepted=kept)
+        return self._next(self.round + 1, asked, kept, self.definition)
+
+    def _next(
+        self,
+        round_: int,
+        asked: Mapping[str, str],
+        accepted: Mapping[str, Accepted],
+        definition: str,
+    ) -> Ledger:
+        """The same call's ledger with these fields (every other one is the call's own)."""
+        return Ledger(self.nonce, round_, asked, accepted, self.started, definition)
 
     def to_payload(self) -> dict[str, Any]:
         """The ledger as compact JSON-ready data: the one encoding every carrier uses."""

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from host.auth import ANONYMOUS, Identity
 
-__all__ = ["TRACE_KEYS", "RequestContext", "trace_context"]
+__all__ = ["TRACE_KEYS", "RequestContext", "media_types", "trace_context"]
 
 #: The W3C Trace Context fields a request may carry, in ``params._meta`` or as HTTP headers.
 TRACE_KEYS = ("traceparent", "tracestate")
@@ -81,9 +82,16 @@ def _accepts_stream(accept: str | None) -> bool:
     NOTE: only an explicit ``text/event-stream`` counts; a client that sent ``*/*`` or no
     ``Accept`` at all gets plain JSON, which every client reads.
     """
-    if not accept:
-        return False
-    return "text/event-stream" in {part.split(";")[0].strip().lower() for part in accept.split(",")}
+    return bool(accept) and "text/event-stream" in media_types(accept)
+
+
+@lru_cache(maxsize=256)
+def media_types(accept: str) -> frozenset[str]:
+    """The media types an ``Accept`` header lists, lower-case, without their parameters.
+
+    NOTE: a client sends the same header on every request: each distinct one is read once.
+    """
+    return frozenset(part.split(";")[0].strip().lower() for part in accept.split(","))
 
 
 def trace_context(params: Mapping[str, Any], request: RequestContext) -> dict[str, str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -55,13 +56,8 @@ def loads(body: bytes | str) -> Any:
         RecursionError: It nests too deeply.
     """
     found: list[_Bad] = []
-    value = json.loads(
-        body,
-        object_pairs_hook=_unique_keys,
-        parse_constant=lambda text: _found(found, _Bad(text, "is not a JSON number")),
-        parse_float=lambda text: _float(found, text),
-        parse_int=lambda text: _int(found, text),
-    )
+    _local.found = found
+    value = _decode(_text(body))
     raw = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
     if found or _MAYBE_SURROGATE.search(raw):
         for path, problem in _problems(value, ""):
@@ -73,22 +69,31 @@ def loads(body: bytes | str) -> Any:
     return value
 
 
-def _found(found: list[_Bad], bad: _Bad) -> _Bad:
-    found.append(bad)
+def _text(body: bytes | str) -> str:
+    """``body`` as text, read as :func:`json.loads` reads it (UTF-8, -16 or -32; a BOM)."""
+    if isinstance(body, str):
+        if body.startswith("\ufeff"):
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", body, 0)
+        return body
+    return body.decode(json.detect_encoding(body), "surrogatepass")
+
+
+def _found(bad: _Bad) -> _Bad:
+    _local.found.append(bad)
     return bad
 
 
-def _float(found: list[_Bad], text: str) -> float | _Bad:
+def _float(text: str) -> float | _Bad:
     number = float(text)
     if number in (float("inf"), float("-inf")):
-        return _found(found, _Bad(text, "is outside the range of a double"))
+        return _found(_Bad(text, "is outside the range of a double"))
     return number
 
 
-def _int(found: list[_Bad], text: str) -> int | _Bad:
+def _int(text: str) -> int | _Bad:
     number = int(text)
     if abs(number) > sys.float_info.max:
-        return _found(found, _Bad(_short(text), "is outside the range of a double"))
+        return _found(_Bad(_short(text), "is outside the range of a double"))
     return number
 
 
@@ -152,3 +157,14 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
                 )
             seen.add(key)
     return value
+
+
+# NOTE: one decoder for every body (json.loads with hooks made a decoder and its scanner per
+# call); what a parse found travels on the calling thread's own list.
+_local = threading.local()
+_decode = json.JSONDecoder(
+    object_pairs_hook=_unique_keys,
+    parse_constant=lambda text: _found(_Bad(text, "is not a JSON number")),
+    parse_float=_float,
+    parse_int=_int,
+).decode

@@ -26,6 +26,7 @@ from host.machine import Machine
 from host.machine.timing import RUNNER
 from host.pages import EMPTY_INBOX, Inbox, mount_pages
 from host.protocol import Endpoint, Reply, RequestContext
+from host.protocol.context import media_types
 from host.protocol.jsonrpc import INVALID_REQUEST, error, failure, request_id_of
 from host.settings import Settings
 from host.spec.model import Project
@@ -104,9 +105,10 @@ class EnvironHeaders(Mapping[str, str]):
         NOTE: Mapping's own ``get`` raises and catches a KeyError for each absent header, and
         most of those the protocol asks for (trace context, a session id) are absent.
         """
-        key = name.upper().replace("-", "_")
-        if key not in _UNPREFIXED:
-            key = "HTTP_" + key
+        key = _ENVIRON_KEYS.get(name)
+        if key is None:
+            key = name.upper().replace("-", "_")
+            key = _ENVIRON_KEYS[name] = key if key in _UNPREFIXED else "HTTP_" + key
         value = self._environ.get(key)
         return value if isinstance(value, str) else default
 
@@ -120,6 +122,8 @@ class EnvironHeaders(Mapping[str, str]):
 
 
 _UNPREFIXED = frozenset({"CONTENT_TYPE", "CONTENT_LENGTH"})
+#: Each header name the protocol asked for, and its key in the WSGI environ (a few dozen names).
+_ENVIRON_KEYS: dict[str, str] = {}
 
 
 def request_context(req: falcon.Request, identity: Identity) -> RequestContext:
@@ -327,10 +331,7 @@ class McpResource:
 
 
 def _accepts_json(accept: str | None) -> bool:
-    if not accept:
-        return True
-    types = {part.split(";")[0].strip().lower() for part in accept.split(",")}
-    return bool(types & {"application/json", "application/*", "*/*"})
+    return not accept or bool(media_types(accept) & {"application/json", "application/*", "*/*"})
 
 
 def create_app(
