@@ -13,8 +13,9 @@ from __future__ import annotations
 import base64
 import os
 import threading
+import time
 
-__all__ = ["incident", "random_bytes", "token"]
+__all__ = ["incident", "nonce", "random_bytes", "token"]
 
 _CHUNK = 4096
 
@@ -56,6 +57,19 @@ def random_bytes(n: int) -> bytes:
 def token(nbytes: int = 16) -> str:
     """A URL-safe text id of ``nbytes`` random bytes, like :func:`secrets.token_urlsafe`."""
     return base64.urlsafe_b64encode(_BUFFER.take(nbytes)).rstrip(b"=").decode("ascii")
+
+
+def nonce() -> str:
+    """A call's nonce: its start in milliseconds (12 hex digits), then 16 random characters.
+
+    NOTE: the store keys a call's act and its audit record by its nonce: random keys land all
+    over their tables' indexes, and once a table outgrows the page cache each write reads and
+    writes pages of its own (an audit row took 33 against 14 µs of CPU at 100,000 rows). Keys
+    that begin with their time land where the last ones did. The 96 random bits keep nonces
+    unguessable and apart.
+    """
+    millis = time.time_ns() // 1_000_000
+    return f"{millis & 0xFFFF_FFFF_FFFF:012x}" + token(12)
 
 
 def incident() -> str:

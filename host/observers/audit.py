@@ -228,7 +228,7 @@ class AuditObserver:
         now = time.time()
         ended = Round(
             event.tool or "", 0, principal, time.monotonic(),
-            outcome="rejected", code=code, method="refused", nonce=ids.token(16), ends=True,
+            outcome="rejected", code=code, method="refused", nonce=ids.nonce(), ends=True,
             call_started=now,
         )  # fmt: skip
         self._batches.put((ended, now))

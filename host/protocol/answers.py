@@ -81,7 +81,7 @@ class Ledger:
     @classmethod
     def start(cls) -> Ledger:
         """The ledger of a new call: a fresh nonce, nothing asked, nothing accepted."""
-        return cls(ids.token(16), started=time.time())
+        return cls(ids.nonce(), started=time.time())
 
     def take(self, responses: Mapping[str, Any], fields: Callable[[str], frozenset[str]]) -> Ledger:
         """This round's answers added: only those to questions the previous round asked.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -62,8 +63,18 @@ def approval_id(principal: str, tool: str, question: str, key: str) -> str:
 
 
 def call_id(nonce: str) -> str:
-    """The public id of a call: a digest of its nonce, which is never shown itself."""
-    return hashlib.sha256(b"call:" + nonce.encode("utf-8")).hexdigest()[:20]
+    """The public id of a call: a digest of its nonce, which is never shown itself.
+
+    A nonce that begins with its call's start (:func:`host.ids.nonce`) gives an id that does too,
+    so audit records are written in their index's order; one made before nonces carried it
+    (a call in flight across an upgrade) keeps its digest alone.
+    """
+    digest = hashlib.sha256(b"call:" + nonce.encode("utf-8")).hexdigest()[:20]
+    start = nonce[:12]
+    return start + digest if len(nonce) == 28 and _HEX.fullmatch(start) else digest
+
+
+_HEX = re.compile("[0-9a-f]{12}")
 
 
 @dataclass(frozen=True)

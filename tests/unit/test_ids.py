@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 
 from host import ids
+from host.store.records import call_id
 
 
 def test_ids_have_their_formats_and_do_not_repeat() -> None:
@@ -16,6 +18,28 @@ def test_ids_have_their_formats_and_do_not_repeat() -> None:
     assert all(re.fullmatch(r"[A-Za-z0-9_-]{22}", t) for t in tokens)
     assert all(re.fullmatch(r"[0-9a-f]{12}", i) for i in incidents)
     assert len(set(tokens)) == len(tokens) and len(set(incidents)) == len(incidents)
+
+
+def test_nonces_begin_with_their_time_so_store_keys_come_in_order() -> None:
+    made = [ids.nonce() for _ in range(2000)]
+
+    assert all(re.fullmatch(r"[0-9a-f]{12}[A-Za-z0-9_-]{16}", n) for n in made)
+    assert len(set(made)) == len(made)
+    assert [n[:12] for n in made] == sorted(n[:12] for n in made)  # made in order
+    before = ids.nonce()
+    time.sleep(0.002)
+    assert before < ids.nonce()  # a later call's keys sort after an earlier one's
+    assert abs(int(before[:12], 16) / 1000 - time.time()) < 60
+
+
+def test_a_calls_id_keeps_its_order_and_an_old_nonce_keeps_its_id() -> None:
+    first, later = ids.nonce(), ids.nonce()
+    old = ids.token(16)  # a call in flight across an upgrade: its nonce has no time
+
+    assert re.fullmatch(r"[0-9a-f]{32}", call_id(first))
+    assert call_id(first)[:12] == first[:12] <= later[:12] == call_id(later)[:12]
+    assert re.fullmatch(r"[0-9a-f]{20}", call_id(old))
+    assert call_id(first) != call_id(later) and call_id(first) == call_id(first)
 
 
 def test_threads_never_get_the_same_bytes() -> None:
