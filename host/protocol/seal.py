@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import json
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from itsdangerous import BadData, Signer
+from itsdangerous.encoding import want_bytes
+from itsdangerous.signer import SigningAlgorithm
 
 from host.jsonvalues import encoder
 
@@ -44,6 +47,32 @@ class _CompactJson:
     def loads(text: str | bytes) -> Any:
         raw = text.encode("ascii") if isinstance(text, str) else text
         return json.loads(base64.urlsafe_b64decode(raw + b"=" * (-len(raw) % 4)))
+
+
+class _HmacSha256(SigningAlgorithm):
+    """HMAC-SHA256 in one call into OpenSSL: the very signature itsdangerous's own makes.
+
+    NOTE: its HMACAlgorithm builds an HMAC object in Python for each token.
+    """
+
+    def get_signature(self, key: bytes, value: bytes) -> bytes:
+        return hmac.digest(key, value, "sha256")
+
+
+_HMAC_SHA256 = _HmacSha256()
+
+
+class _Signer(Signer):
+    """itsdangerous's Signer, each key's derived key made once, not for every token."""
+
+    def derive_key(self, secret_key: str | bytes | None = None) -> bytes:
+        """The key that signs with ``secret_key`` (the newest when None), as itsdangerous's."""
+        secret = self.secret_keys[-1] if secret_key is None else want_bytes(secret_key)
+        derived: dict[bytes, bytes] = self.__dict__.setdefault("_derived", {})
+        key = derived.get(secret)
+        if key is None:
+            key = derived[secret] = super().derive_key(secret)
+        return key
 
 
 class Sealer:
@@ -79,7 +108,9 @@ class Sealer:
         # NOTE: itsdangerous orders keys oldest to newest and signs with the last. One signer,
         # made once: its Serializer made a new one (and its key list) for every token. The
         # tokens are the same either way: payload, ".", HMAC-SHA256 of a key derived per salt.
-        self._signer = Signer(list(reversed(keys)), salt=salt, digest_method=hashlib.sha256)
+        self._signer = _Signer(
+            list(reversed(keys)), salt=salt, digest_method=hashlib.sha256, algorithm=_HMAC_SHA256
+        )
 
     def seal(self, payload: dict[str, Any]) -> str:
         """The token for ``payload``; it carries its expiry as ``x``."""

@@ -148,12 +148,20 @@ def compile_text(source: str) -> Renderer:
         return lambda scope: source
     parsed(source)
     template: Template | None = None
+    names: dict[str, Any] = {}
 
     def render(scope: Mapping[str, Any]) -> str:
         nonlocal template
         if template is None:
             template = _template(source)
-        return template.render(scope)
+            names.update(template.globals)
+        # NOTE: what Template.render does, less its copy of the globals for every render: the
+        # context reads the globals and the scope from one dict either way.
+        context = template.new_context({**names, **scope}, shared=True)
+        try:
+            return ENV.concat(template.root_render_func(context))
+        except Exception:
+            ENV.handle_exception()  # NOTE: raises, its traceback pointing into the template
 
     return render
 

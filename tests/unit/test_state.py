@@ -6,7 +6,7 @@ import hashlib
 from typing import Any
 
 import pytest
-from itsdangerous import Serializer, URLSafeSerializer
+from itsdangerous import Serializer, Signer, URLSafeSerializer
 
 from host.errors import ProtocolError
 from host.protocol.answers import Accepted, Ledger
@@ -171,3 +171,15 @@ def test_digest_is_canonical() -> None:
     assert digest({"a": 1, "b": 2}) == digest({"b": 2, "a": 1})
     assert digest({"a": 1}) != digest({"a": "1"})
     assert len(digest("x")) == 22
+
+
+def test_tokens_are_itsdangerous_own_both_ways() -> None:
+    """States sealed before the signer took its shortcuts open after, and the other way round."""
+    stock = Signer(["old", "new"], salt="host.requestState.v2", digest_method=hashlib.sha256)
+    sealer = StateSealer(["new", "old"], 600)
+
+    token = sealer.seal(STATE, BINDING)
+    body = stock.unsign(token)  # the stock signer verifies the host's signature
+    assert sealer.open(stock.sign(body).decode(), BINDING) == STATE  # and the other way
+    old_only = Signer(["old"], salt="host.requestState.v2", digest_method=hashlib.sha256)
+    assert sealer.open(old_only.sign(body).decode(), BINDING) == STATE  # every key verifies
