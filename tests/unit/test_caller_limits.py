@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from host.errors import ProtocolError, SettingsError
 from host.limits import CALLER, LIMIT_EXCEEDED, LimitSettings, Slots
@@ -138,6 +140,25 @@ def test_a_large_value_is_kept_as_digest_size_and_prefix() -> None:
     assert len(kept["sha256"]) == 64
     assert len(kept["prefix"].encode()) <= PREFIX_BYTES
     assert data.decode().startswith(kept["prefix"])
+
+
+_SCALARS = st.none() | st.booleans() | st.floats(allow_nan=False) | st.integers(-(10**309), 10**309)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    value=st.dictionaries(st.text(max_size=12), _SCALARS | st.text(max_size=40), max_size=8),
+    most=st.integers(0, 600),
+)
+def test_a_value_is_kept_whole_exactly_when_its_json_fits(
+    value: dict[str, object], most: int
+) -> None:
+    """The shortcut that skips encoding small values never keeps one whose JSON is too large."""
+    size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+
+    kept = bounded(value, most)
+
+    assert (kept is value) == (size <= most)
 
 
 def test_an_audit_record_keeps_large_arguments_and_answer_contents_bounded() -> None:

@@ -20,7 +20,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from host.blocking import blocking
@@ -35,7 +35,9 @@ T = TypeVar("T")
 @dataclass(eq=False)
 class _Write(Generic[T]):
     apply: Callable[[sqlite3.Connection], T]
-    settled: threading.Event = field(default_factory=threading.Event)
+    # NOTE: only a write that waits for another's transaction waits on an event: a lone write
+    # leads its own and needs none.
+    settled: threading.Event | None = None
     lead: bool = False
     value: Any = None
     error: StoreError | None = None
@@ -86,7 +88,9 @@ class DurableWrites:
             self._queued.append(mine)
             if not self._leading:
                 self._leading = mine.lead = True
-        if not mine.lead:
+            else:
+                mine.settled = threading.Event()
+        if mine.settled is not None:
             mine.settled.wait()
             if not mine.lead:
                 return mine.outcome()
@@ -99,7 +103,7 @@ class DurableWrites:
                 if self._queued:
                     following = self._queued[0]
                     following.lead = True
-                    following.settled.set()
+                    _settle(following)
                 else:
                     self._leading = False
         return mine.outcome()
@@ -117,4 +121,10 @@ class DurableWrites:
                 write.value = value
         for write in batch:
             if not write.lead:
-                write.settled.set()
+                _settle(write)
+
+
+def _settle(write: _Write[Any]) -> None:
+    """Wake a write that waits (every write but a transaction's leader waits)."""
+    assert write.settled is not None  # NOTE: made under the lock when the write queued
+    write.settled.set()
