@@ -14,8 +14,6 @@ say that they wait without knowing who serves them. Off the pool's threads (a ha
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Protocol
 
 __all__ = ["Turn", "blocking", "hold"]
@@ -39,15 +37,21 @@ def hold(turn: Turn | None) -> None:
     _local.turn = turn
 
 
-@contextmanager
-def blocking() -> Iterator[None]:
-    """Around a wait: the calling thread's turn is given away until the wait ends."""
-    turn: Turn | None = getattr(_local, "turn", None)
-    if turn is None:
-        yield
-        return
-    turn.leave()
-    try:
-        yield
-    finally:
-        turn.back()
+class blocking:  # NOTE: lower case: used as a function, ``with blocking():``
+    """Around a wait: the calling thread's turn is given away until the wait ends.
+
+    NOTE: a class, not a generator-based context manager: every durable commit and every store
+    poll enters one, and a generator's set-up costs several times a call's.
+    """
+
+    __slots__ = ("_turn",)
+
+    def __enter__(self) -> None:
+        turn: Turn | None = getattr(_local, "turn", None)
+        self._turn = turn
+        if turn is not None:
+            turn.leave()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._turn is not None:
+            self._turn.back()
