@@ -265,3 +265,25 @@ def test_health_names_a_lock_held_elsewhere_while_this_process_has_writers_waiti
         store.close()
 
     assert reason is not None and "database is locked" in reason
+
+
+def test_a_store_file_from_before_keeps_working_without_its_owner_indexes(tmp_path: Path) -> None:
+    """Claims and locks are renewed by key now; the indexes on their owners are dropped."""
+    path = tmp_path / "old.db"
+    open_store(f"sqlite:///{path}").close()
+    with contextlib.closing(sqlite3.connect(path)) as conn:  # as an earlier version left it
+        conn.execute("CREATE INDEX store_acts_owner ON store_acts (owner)")
+        conn.execute("CREATE INDEX store_locks_owner ON store_locks (owner)")
+        conn.commit()
+
+    store = open_store(f"sqlite:///{path}")
+    try:
+        claim = _claim(store, "act:old")
+        claim.record('{"done": true}')
+        state = store.act_state("act:old")
+        assert isinstance(state, ActState) and state.status == "done"
+    finally:
+        store.close()
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    assert not names & {"store_acts_owner", "store_locks_owner"}
