@@ -1,0 +1,114 @@
+"""Instructions per call in process, counted by callgrind: a figure noise leaves alone.
+
+On a shared machine one build's served figures move by a fifth between rounds, more than most
+changes are worth, and even in-process timings drift by several percent. ``valgrind
+--tool=callgrind`` counts the instructions a process runs instead: the same build, inputs and
+environment give the same count within about 1%, whatever else the machine does. This runs the
+host's WSGI app in process (as :mod:`bench.machinery` does: no sockets, no gunicorn) for plain
+calls and exchanges, twice per build with different numbers of calls, and prints the difference
+per call, so start-up and warm-up cancel out; with two builds or more, each one's ratio to the
+first.
+
+Usage (each tree a checkout of the host, a ``git worktree`` of the commit to compare with, say)::
+
+    .venv/bin/python bench/instructions.py . /tmp/before --kinds plain,exchange
+
+NOTE: a count, not a time. It sees no cache misses, waits or kernel work (a commit's fsync, a
+thread switch): a change that only saves those (a page less written per commit) shows here as
+nothing, and one that saves instructions may still save less time. Needs valgrind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+__all__ = ["count", "main", "per_call"]
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = ROOT / ".venv" / "bin" / "python"
+#: Calls per run: the two runs differ by ``calls[kind]``, after the same warm-up.
+CALLS = {"plain": 500, "exchange": 100}
+_WARM_UP = 100
+
+_LOOP = """
+import sys
+sys.path.insert(0, ".")
+from bench.machinery import _Client
+from host.web.wsgi import app
+client = _Client(app)
+call = client.plain if sys.argv[1] == "plain" else client.exchange
+for _ in range(int(sys.argv[2]) + int(sys.argv[3])):
+    call()
+"""
+
+
+def count(tree: Path, kind: str, calls: int) -> int:
+    """Instructions of one process that makes ``calls`` calls of ``kind`` (after the warm-up)."""
+    with tempfile.TemporaryDirectory(prefix="host-instructions-") as scratch:
+        data = Path(scratch)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HOST_")}
+        env.update(
+            HOST_SPECS=str(ROOT / "specs"),
+            HOST_HANDLERS=str(ROOT / "handlers"),
+            HOST_DATA_DIR=str(data),
+            HOST_SECRET="ab" * 32,
+            HOST_STORE=f"sqlite:///{data / 'store.db'}",
+            HELPDESK_DB=str(data / "helpdesk.db"),
+        )
+        out = data / "callgrind.out"
+        subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", str(PYTHON), "-c",
+             _LOOP, kind, str(_WARM_UP), str(calls)],
+            cwd=tree, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        return _total(out.read_text())
+
+
+def _total(text: str) -> int:
+    """The instruction total of a callgrind output file."""
+    for line in text.splitlines():
+        if line.startswith(("summary:", "totals:")):
+            return int(line.split()[1])
+    raise ValueError("no totals in the callgrind output")
+
+
+def per_call(tree: Path, kind: str) -> float:
+    """Instructions per call of ``kind`` in ``tree``: two runs' difference, made side by side."""
+    extra = CALLS[kind]
+    with ThreadPoolExecutor(2) as runs:
+        short, long = runs.map(lambda n: count(tree, kind, n), (extra // 10, extra + extra // 10))
+    return (long - short) / extra
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print instructions per call for each tree and kind, and each tree's ratio to the first."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("trees", nargs="+", type=Path, help="checkouts of the host to count")
+    parser.add_argument("--kinds", default="plain,exchange", help="plain, exchange or both")
+    args = parser.parse_args(argv)
+    if shutil.which("valgrind") is None:
+        print("bench/instructions.py needs valgrind (Debian's valgrind package)", file=sys.stderr)
+        return 2
+    kinds = [k for k in args.kinds.split(",") if k]
+    unknown = set(kinds) - set(CALLS)
+    if unknown:
+        parser.error(f"unknown kinds: {', '.join(sorted(unknown))} (plain, exchange)")
+    for kind in kinds:
+        first: float | None = None
+        for tree in args.trees:
+            figure = per_call(tree.resolve(), kind)
+            first = first or figure
+            print(f"{kind:8}  {figure / 1000:9,.1f}k instructions per call  x{figure / first:.3f}"
+                  f"  {tree}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
