@@ -98,6 +98,7 @@ class RequestPool(Executor):
         self._woken = threading.Condition(self._lock)  # the watcher's
         # NOTE: queued work, and threads back for their connection's next request (in order).
         self._work: deque[_Work | _Thread] = deque()
+        self._returning = 0  # the threads among _work
         self._idle: list[_Thread] = []  # NOTE: a stack: the thread that ran last runs next
         self._started: list[threading.Thread] = []
         self._stretches: deque[_Stretch] = deque()  # in the order they started
@@ -114,7 +115,7 @@ class RequestPool(Executor):
                 raise RuntimeError("the request pool is shut down")
             self._work.append((future, fn, args, kwargs))
             go = self._dispatch(time.monotonic())
-            if go is None:
+            if not go:
                 self._watch()
         self._go(go)
         return future
@@ -127,6 +128,7 @@ class RequestPool(Executor):
             dropped = list(self._work) if cancel_futures else []
             if cancel_futures:
                 self._work.clear()
+                self._returning = 0
             self._woken.notify_all()
         for item in dropped:
             if isinstance(item, _Thread):
@@ -163,7 +165,10 @@ class RequestPool(Executor):
                 self._count(thread, now)
                 return True
             self._work.append(thread)
+            self._returning += 1
             go = self._dispatch(now)
+            if thread not in go:
+                self._watch()  # NOTE: the turns may all be held by requests gone stale
         self._go(go)
         thread.gate.acquire()
         return True
@@ -187,34 +192,51 @@ class RequestPool(Executor):
             self._uncount(stretches.popleft())
         return self._counted < self._running_max
 
-    def _dispatch(self, now: float) -> _Thread | threading.Thread | None:
-        """Who takes the queued work: an idle thread to wake, a new one to start, or None."""
-        if not self._room(now) or not self._work:
-            return None
-        if isinstance(self._work[0], _Thread):
-            back = self._work.popleft()
-            assert isinstance(back, _Thread)  # NOTE: for mypy; checked just above
+    def _dispatch(self, now: float) -> list[_Thread | threading.Thread]:
+        """Who goes now: at most one idle thread to wake (or new one to start) for the queued
+        work, and the threads back with their connection's next request that fit in the turns
+        left (counted now).
+
+        NOTE: a thread back for a turn needs no other thread, so it may go past work waiting for
+        one: with every thread holding a connection, that work would wait for a thread, and the
+        threads for a turn, for good. In order otherwise: a woken thread takes the queue's head.
+        """
+        go: list[_Thread | threading.Thread] = []
+        if not self._work or not self._room(now):
+            return go
+        if len(self._work) > self._returning:
+            waker = self._waker()
+            if waker is not None:
+                go.append(waker)  # NOTE: it takes a turn of its own once it runs
+        waking = len(go)
+        while self._returning and self._counted + waking < self._running_max:
+            back = next(item for item in self._work if isinstance(item, _Thread))
+            self._work.remove(back)
+            self._returning -= 1
             self._count(back, now)
-            return back
+            go.append(back)
+        return go
+
+    def _waker(self) -> _Thread | threading.Thread | None:
+        """An idle thread to wake, or a new one to start, for queued work; None at the most."""
         if self._idle:
             return self._idle.pop()
         if len(self._started) < self._threads_max:
             thread = threading.Thread(
-                target=self._serve,
-                name=f"host-request_{len(self._started) + 1}",
-                daemon=True,
+                target=self._serve, name=f"host-request_{len(self._started) + 1}", daemon=True
             )
             self._started.append(thread)
             return thread
         return None
 
     @staticmethod
-    def _go(go: _Thread | threading.Thread | None) -> None:
-        """Wake the idle thread or start the new one :meth:`_dispatch` chose (without the lock)."""
-        if isinstance(go, _Thread):
-            go.gate.release()
-        elif go is not None:
-            go.start()
+    def _go(go: list[_Thread | threading.Thread]) -> None:
+        """Wake the threads :meth:`_dispatch` chose, or start the new one (without the lock)."""
+        for each in go:
+            if isinstance(each, _Thread):
+                each.gate.release()
+            else:
+                each.start()
 
     def _leave(self, thread: _Thread) -> None:
         with self._lock:
@@ -247,6 +269,8 @@ class RequestPool(Executor):
                 # NOTE: _room also drops the stretches that ended, so they never pile up.
                 if self._room(now) and self._work:
                     work = self._work.popleft()
+                    if isinstance(work, _Thread):
+                        self._returning -= 1
                     self._count(work if isinstance(work, _Thread) else thread, now)
                 elif self._shutdown:
                     return
@@ -274,7 +298,7 @@ class RequestPool(Executor):
             while not self._shutdown:
                 now = time.monotonic()
                 go = self._dispatch(now)
-                if go is not None:
+                if go:
                     self._lock.release()
                     try:
                         self._go(go)

@@ -172,6 +172,34 @@ def test_a_thread_whose_connection_stays_quiet_hands_it_back(
     assert pool.submit(lambda: "served").result(WAIT) == "served"
 
 
+def test_threads_back_for_a_turn_are_not_stuck_behind_work_that_waits_for_a_thread(
+    pools: Callable[..., RequestPool],
+) -> None:
+    """Every thread holds a connection between requests; new work waits for a thread at the head
+    of the queue. The threads back with their next requests need no thread: they get turns."""
+    pool = pools(threads=2, running=4)
+    came = [threading.Event(), threading.Event()]
+    waiting = threading.Semaphore(0)
+
+    def connection(mine: threading.Event) -> str:
+        def wait() -> bool:
+            waiting.release()
+            return mine.wait(WAIT)
+
+        assert pool.between(wait)
+        return "its next request"
+
+    served = [pool.submit(connection, event) for event in came]
+    for _ in came:
+        assert waiting.acquire(timeout=WAIT)
+    new = pool.submit(lambda: "a new connection")  # NOTE: no thread for it: both are held
+    for event in came:
+        event.set()
+
+    assert [f.result(WAIT) for f in served] == ["its next request"] * 2
+    assert new.result(WAIT) == "a new connection"
+
+
 def test_between_off_the_pool_threads_only_waits() -> None:
     assert RequestPool(1).between(lambda: True) is True
     assert RequestPool(1).between(lambda: False) is False
