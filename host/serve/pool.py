@@ -14,7 +14,8 @@ marked (a slow client, a hanging handler, a lock). So a few slow requests never 
 for more than :data:`STALE_S`, and the threads, not the turns, bound what a worker holds. A
 request back from a wait counts again at once, even past :data:`RUNNING`: it never waits twice.
 A thread waiting for its connection's next request (:meth:`RequestPool.between`) holds no turn
-either, but one that has it queues for a turn like new work: that request has not started yet.
+either, but one that has it queues for a turn like new work (that request has not started yet),
+going past only work that waits for a thread: it brings its own.
 
 NOTE: measured in ``bench/RESULTS.md`` (2026-12-02, late evening): plain calls' p99 a quarter
 narrower served, throughput unchanged, exchanges unchanged; fewer turns, or durable commits not
