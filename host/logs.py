@@ -143,7 +143,7 @@ class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         """The record as a JSON object on one line."""
         line = self.head(record.created, record.levelname, record.name, record.getMessage())
-        line["pid"] = record.process  # NOTE: a record made in one process, written in another
+        line["pid"] = record.process  # NOTE: the process that made the record
         for key, value in vars(record).items():
             if key not in _STANDARD and key[0] != "_":
                 line[key] = value
