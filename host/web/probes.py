@@ -44,8 +44,10 @@ class ReadyResource:
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         """200 when ready; 503 with the reason when the store or the metrics cannot be written."""
         resp.set_header("Cache-Control", "no-store")
-        # NOTE: both asked, so a full disk names everything it stops, not only the first.
-        found = [self.store.health(), self.metrics.problem() if self.metrics else None]
+        # NOTE: both asked, so a full disk names everything it stops, not only the first; the
+        # metrics first, since the store's probe write, refused on a full disk, can give back
+        # the bytes it took, and a probe after it would find room that nothing else has.
+        found = [self.metrics.problem() if self.metrics else None, self.store.health()]
         problem = "; ".join(p for p in found if p is not None) or None
         if problem is not None:
             log.warning("not ready", extra={"event": "not_ready", "reason": problem})
