@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import threading
 import time
 
-__all__ = ["incident", "nonce", "random_bytes", "token"]
+__all__ = ["incident", "nonce", "nonce_start", "random_bytes", "token"]
 
 _CHUNK = 4096
 
@@ -70,6 +71,17 @@ def nonce() -> str:
     """
     millis = time.time_ns() // 1_000_000
     return f"{millis & 0xFFFF_FFFF_FFFF:012x}" + token(12)
+
+
+def nonce_start(made: str) -> str:
+    """The start a :func:`nonce` begins with (12 hex digits); "" for one made before they did."""
+    start = made[:12]
+    return start if len(made) == _NONCE_LENGTH and _HEX.fullmatch(start) else ""
+
+
+#: A nonce's length: 12 hex digits, then 12 random bytes as URL-safe text.
+_NONCE_LENGTH = 28
+_HEX = re.compile("[0-9a-f]{12}")
 
 
 def incident() -> str:

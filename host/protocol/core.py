@@ -322,8 +322,9 @@ class ToolHost:
         # tool's steps are reads and questions, and its act's claim answers that question itself
         # (a claim taken already is the act's record), so only a round that ends without acting
         # asks it (settle).
-        early = ledger.round > 1 and (machine.signs_in or machine.remembers)
-        if early or (ledger.round > 1 and not ledger.fits(machine.definition)):
+        later = ledger.round > 1
+        early = later and (machine.signs_in or machine.remembers)
+        if early or (later and not ledger.fits(machine.definition)):
             recorded = self.acts.recorded(ledger.nonce, machine.name)
             if recorded is not None:
                 return self._finished(event, recorded, ledger)
@@ -341,8 +342,9 @@ class ToolHost:
                 INVALID_PARAMS, exc.message, {"key": exc.key, "errors": exc.errors}
             ) from None
         if isinstance(result, NeedInput):
-            late = ledger.round > 1 and not early
-            recorded = self.acts.recorded(ledger.nonce, machine.name) if late else None
+            recorded = (
+                self.acts.recorded(ledger.nonce, machine.name) if later and not early else None
+            )
             if recorded is not None:  # NOTE: a retry of a round that acted, asked again now
                 return self._finished(event, recorded, ledger)
             return self._ask(call, ledger, result, event)

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from host import ids
 from host.jsonvalues import encoder
 from host.store.checks import check_filters, check_ttl
 
@@ -69,12 +69,9 @@ def call_id(nonce: str) -> str:
     so audit records are written in their index's order; one made before nonces carried it
     (a call in flight across an upgrade) keeps its digest alone.
     """
-    digest = hashlib.sha256(b"call:" + nonce.encode("utf-8")).hexdigest()[:20]
-    start = nonce[:12]
-    return start + digest if len(nonce) == 28 and _HEX.fullmatch(start) else digest
-
-
-_HEX = re.compile("[0-9a-f]{12}")
+    return (
+        ids.nonce_start(nonce) + hashlib.sha256(b"call:" + nonce.encode("utf-8")).hexdigest()[:20]
+    )
 
 
 @dataclass(frozen=True)

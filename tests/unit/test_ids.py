@@ -40,6 +40,7 @@ def test_a_calls_id_keeps_its_order_and_an_old_nonce_keeps_its_id() -> None:
     assert call_id(first)[:12] == first[:12] <= later[:12] == call_id(later)[:12]
     assert re.fullmatch(r"[0-9a-f]{20}", call_id(old))
     assert call_id(first) != call_id(later) and call_id(first) == call_id(first)
+    assert ids.nonce_start(first) == first[:12] and ids.nonce_start(old) == ""
 
 
 def test_threads_never_get_the_same_bytes() -> None:
