@@ -5,6 +5,7 @@ Usage::
     .venv/bin/python bench/run.py            # the full run, about 10 minutes
     .venv/bin/python bench/run.py --quick    # a smoke run with a few calls (about half a minute)
     .venv/bin/python bench/run.py --json out.json --sections throughput,scale
+    .venv/bin/python bench/run.py --sections throughput --servers host,sdk-fastest,ceiling
 
 Each ratio is taken against a baseline measured in the same run, on the same machine:
 
@@ -49,11 +50,25 @@ from bench.prices import STUBBED  # noqa: E402
 from bench.report import Check  # noqa: E402
 from bench.throughput import Plan, Spec, TargetRun, run_all  # noqa: E402
 
-__all__ = ["FULL", "QUICK", "main"]
+__all__ = ["FULL", "QUICK", "SERVERS", "main"]
 
 FULL = Plan(calls=6_000, exchanges=2_000, warmup=300, rounds=3)
 QUICK = Plan(calls=200, exchanges=60, warmup=30, rounds=1, timeout=30.0)
 SECTIONS = ("throughput", "machinery", "scale")
+#: Every server the throughput section can measure, by label (``--servers`` picks some); the
+#: Python parser's runs are there only when gunicorn's C parser is installed.
+SERVERS = (
+    "sdk-fastest",
+    "sdk-default",
+    "sdk-fastest-resolver",
+    "host",
+    "host-2-workers-unpinned",
+    "host-2-workers-pin-workers",
+    "host-python-parser",
+    STUBBED,
+    "ceiling",
+    "ceiling-python-parser",
+)
 # NOTE: with gunicorn's C parser installed, the host and the ceiling are also run on the Python
 # one, so one run says what the parser is worth to each.
 FAST_PARSER = importlib.util.find_spec("gunicorn_h1c") is not None
@@ -86,6 +101,7 @@ class Bench:
                 rounds=args.rounds or self.plan.rounds,
             )
         self.sections: list[str] = args.sections
+        self.servers: list[str] = args.servers
         self.handlers = Path(args.handlers).resolve()
         self.work = Path(tempfile.mkdtemp(prefix="host-bench-"))
         self.keep = args.keep
@@ -175,34 +191,47 @@ class Bench:
         if not FAST_PARSER:
             self.notes.append("gunicorn_h1c is not installed: every gunicorn parses in Python")
 
-        def ceilings(runs: dict[str, TargetRun]) -> list[Spec]:
-            source = next(
-                (runs[k] for k in ("host", "sdk-fastest") if k in runs and not runs[k].error),
-                None,
-            )
-            sizes = source.sizes if source else DEFAULT_SIZES
-            self.notes.append(
-                f"ceiling answers sized like {source.label if source else 'defaults'}: {sizes}"
-            )
-            env = {**self._base_env(), "CEILING_SIZES": ",".join(map(str, sizes))}
-            made = []
-            for label, parser in [("ceiling", "auto")] + (
-                [("ceiling-python-parser", "python")] if FAST_PARSER else []
-            ):
-                port = servers.free_port()
-                cmd = servers.gunicorn_cmd("bench.ceiling:app", port, 1, parser=parser)
-                made.append(Spec(label, cmd, port, env, True))
-            return made
-
         def say(text: str) -> None:
             print(f"  {text}", file=sys.stderr, flush=True)
 
         self.runs = run_all(
-            specs, self.plan, self.server_cpus, self.client_cpus, self.work, ceilings, say
+            [spec for spec in specs if self.wanted(spec.label)],
+            self.plan,
+            self.server_cpus,
+            self.client_cpus,
+            self.work,
+            self._ceilings,
+            say,
         )
         for label, run in self.runs.items():
             if run.error:
                 self.errors.append(f"{label}: {run.error}")
+
+    def _ceilings(self, runs: dict[str, TargetRun]) -> list[Spec]:
+        """The ceilings, their answers sized like the host's (else the SDK's) in this run."""
+        source = next(
+            (runs[k] for k in ("host", "sdk-fastest") if k in runs and not runs[k].error),
+            None,
+        )
+        sizes = source.sizes if source else DEFAULT_SIZES
+        self.notes.append(
+            f"ceiling answers sized like {source.label if source else 'defaults'}: {sizes}"
+        )
+        env = {**self._base_env(), "CEILING_SIZES": ",".join(map(str, sizes))}
+        made = []
+        for label, parser in [("ceiling", "auto")] + (
+            [("ceiling-python-parser", "python")] if FAST_PARSER else []
+        ):
+            if not self.wanted(label):
+                continue
+            port = servers.free_port()
+            cmd = servers.gunicorn_cmd("bench.ceiling:app", port, 1, parser=parser)
+            made.append(Spec(label, cmd, port, env, True))
+        return made
+
+    def wanted(self, label: str) -> bool:
+        """Whether the server ``label`` is measured (``--servers``: only those named)."""
+        return not self.servers or label in self.servers
 
     # -- section 2 ---------------------------------------------------------------------------
 
@@ -304,6 +333,12 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         help=f"comma-separated subset of {','.join(SECTIONS)}",
     )
     parser.add_argument(
+        "--servers",
+        type=lambda s: [x.strip() for x in s.split(",") if x.strip()],
+        default=[],
+        help=f"measure only these servers (comma-separated; default: all of {','.join(SERVERS)})",
+    )
+    parser.add_argument(
         "--handlers",
         default=str(ROOT / "handlers"),
         help="handlers directory both servers use (default: the example's handlers/)",
@@ -314,6 +349,9 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     unknown = [s for s in args.sections if s not in SECTIONS]
     if unknown:
         parser.error(f"unknown section(s) {unknown}; choose from {', '.join(SECTIONS)}")
+    strangers = [s for s in args.servers if s not in SERVERS]
+    if strangers:
+        parser.error(f"unknown server(s) {strangers}; choose from {', '.join(SERVERS)}")
     return args
 
 

@@ -118,12 +118,32 @@ def test_quick_run_measures_the_host(quick: tuple[str, dict[str, Any], int]) -> 
 
 
 def test_a_server_that_cannot_start_is_reported_and_the_rest_still_runs(tmp_path: Path) -> None:
-    done, raw = _bench(tmp_path, "--sections", "throughput", "--handlers", str(tmp_path / "none"))
+    # NOTE: two servers of the ten, so this costs a few CPU-seconds of the suite, not fourteen.
+    done, raw = _bench(
+        tmp_path,
+        "--sections", "throughput",
+        "--servers", "sdk-fastest,ceiling",
+        "--handlers", str(tmp_path / "none"),
+    )  # fmt: skip
     assert done.returncode == 1
+    assert set(raw["runs"]) == {"sdk-fastest", "ceiling"}
     assert raw["runs"]["sdk-fastest"]["error"].startswith("ServerError: sdk-fastest exited")
     assert "ERROR: sdk-fastest: ServerError" in done.stdout
     assert raw["runs"]["ceiling"]["error"] is None
     assert all(_closed(run["port"]) for run in raw["runs"].values())
+
+
+def test_a_server_the_bench_does_not_know_is_refused_by_name() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "run.py"), "--servers", "host,hots"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "unknown server(s) ['hots']" in done.stderr and "sdk-fastest" in done.stderr
 
 
 def test_exchange_splices_the_state_into_the_second_round() -> None:
