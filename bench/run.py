@@ -320,6 +320,11 @@ def _bind_port(cmd: Sequence[str]) -> int:
     return int(cmd[cmd.index("--bind") + 1].rsplit(":", 1)[1])
 
 
+def _names(text: str) -> list[str]:
+    """A comma-separated list's names, blanks dropped (``--sections``, ``--servers``)."""
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bench/run.py", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: a few calls per server")
@@ -328,13 +333,13 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=0, help="timed runs per server (best kept)")
     parser.add_argument(
         "--sections",
-        type=lambda s: [x.strip() for x in s.split(",") if x.strip()],
+        type=_names,
         default=list(SECTIONS),
         help=f"comma-separated subset of {','.join(SECTIONS)}",
     )
     parser.add_argument(
         "--servers",
-        type=lambda s: [x.strip() for x in s.split(",") if x.strip()],
+        type=_names,
         default=[],
         help=f"measure only these servers (comma-separated; default: all of {','.join(SERVERS)})",
     )

@@ -24,6 +24,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import loadgen, prices
+from bench.run import SERVERS
 from bench.throughput import answer_for
 
 pytestmark = pytest.mark.served
@@ -88,6 +89,8 @@ def test_quick_run_measures_the_host(quick: tuple[str, dict[str, Any], int]) -> 
     plan = raw["plan"]
     for label in ("host", "host-2-workers-unpinned", "host-2-workers-pin-workers", prices.STUBBED):
         _clean_runs(raw["runs"][label], plan["calls"], plan["exchanges"])
+    # NOTE: --servers names only what SERVERS lists: a server the run measures must be there.
+    assert set(raw["runs"]) <= set(SERVERS)
     # The ceiling imitates the host's answers, byte for byte in size.
     assert raw["runs"]["ceiling"]["sizes"] == raw["runs"]["host"]["sizes"]
     assert [s["tools"] for s in raw["scale"]] == [10, 100]
