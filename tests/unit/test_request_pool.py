@@ -91,8 +91,10 @@ def test_an_unmarked_wait_gives_its_turn_away_once_stale(
 ) -> None:
     pool, answered = pools(running=1, stale_s=0.05), threading.Event()
 
-    slow_client = pool.submit(lambda: answered.wait(WAIT))  # NOTE: says nothing
+    # NOTE: timed from before the first submit: its turn, and so the stale window, can start
+    # before submit returns (its thread may run first), and then less than stale_s passes after.
     began = time.monotonic()
+    slow_client = pool.submit(lambda: answered.wait(WAIT))  # NOTE: says nothing
     pool.submit(answered.set).result(WAIT)
 
     assert slow_client.result(WAIT) is True
