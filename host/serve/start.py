@@ -10,6 +10,7 @@ reload, and keeps the metrics of every worker in one private folder of the data 
 from __future__ import annotations
 
 import logging
+import mimetypes
 import os
 import shutil
 import sys
@@ -288,6 +289,20 @@ def _loaded_specs(
     return specs
 
 
+def _preload(settings: Settings) -> None:
+    """Load in the master what every worker would otherwise load after its fork.
+
+    NOTE: a worker's own start was mostly importing prometheus-client (0.1 s of CPU of about
+    0.12), and Falcon reads the system's MIME types in each new app. Done once here, every
+    worker forked from this process, a reload's and a replaced one's too, finds them done and
+    shares their memory. prometheus-client is imported only after ``PROMETHEUS_MULTIPROC_DIR``
+    is set, since it reads it at import; no metric is made here, so the master writes no files.
+    """
+    mimetypes.init()
+    if settings.metrics:
+        import host.observers.metrics  # noqa: F401
+
+
 def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
     """Check the specs, then serve them under gunicorn until stopped.
 
@@ -324,6 +339,7 @@ def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
     if settings.metrics:
         folder = metrics_dir(settings.data_dir)
         os.environ[MULTIPROC_DIR] = str(folder)
+    _preload(settings)
     configure_logging(settings.log_level)
     specs = _loaded_specs(options, handlers, settings, import_limit(env))
     if specs is None:
