@@ -1,8 +1,9 @@
 """``host``: the command line. One subcommand per module under :mod:`host.commands`.
 
-To add a command, write ``host/commands/NAME.py`` with ``HELP`` (one line), ``configure(parser)``
-and ``run(args) -> int``, and add its name to :data:`COMMANDS`. Exit codes: what the command
-returns; 2 for bad usage; 3 for an internal failure (a message, no traceback unless HOST_DEBUG=1).
+To add a command, write ``host/commands/NAME.py`` with ``configure(parser)`` and
+``run(args) -> int``, and add its name and line of help to :data:`host.commands.SUMMARIES`. Exit
+codes: what the command returns; 2 for bad usage; 3 for an internal failure (a message, no
+traceback unless HOST_DEBUG=1).
 """
 
 from __future__ import annotations
@@ -15,25 +16,13 @@ import traceback
 from collections.abc import Callable, Sequence
 from types import ModuleType
 
+from host.commands import SUMMARIES
 from host.errors import HostError
 
 __all__ = ["COMMANDS", "main"]
 
-# One line per subcommand, in the order `host --help` lists them.
-COMMANDS = [
-    "serve",
-    "stdio",
-    "call",
-    "plan",
-    "tools",
-    "validate",
-    "schema",
-    "test",
-    "init",
-    "token",
-    "approvals",
-    "audit",
-]
+#: The subcommands, in the order `host --help` lists them.
+COMMANDS = list(SUMMARIES)
 
 EXIT_INTERNAL = 3
 
@@ -42,25 +31,21 @@ def _command(name: str) -> ModuleType:
     return importlib.import_module(f"host.commands.{name}")
 
 
-def _help(module: ModuleType) -> str:
-    text = getattr(module, "HELP", None) or (module.__doc__ or "").strip().splitlines()[0]
-    return str(text)
-
-
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The ``host`` argument parser with every subcommand configured (or only ``only``).
+    """The ``host`` argument parser: every subcommand listed, only ``only``'s loaded and configured.
 
     NOTE: each command imports what it needs (``serve`` gunicorn and Falcon, ``validate`` the
     spec checker), and importing them all cost every run 0.8 s; a run of one command loads it
-    alone, and the others stand as names that are never parsed.
+    alone, and the others stand as names with their line of help (``host --help`` lists them
+    all, loading none).
     """
     parser = argparse.ArgumentParser(
         prog="host", description="A declarative, YAML-configured tool host for MCP."
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMANDS:
-        if only is not None and name != only:
-            commands.add_parser(name)
+    for name, summary in SUMMARIES.items():
+        if name != only:
+            commands.add_parser(name, help=summary)
             continue
         try:
             module = _command(name)
@@ -69,7 +54,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             sub.add_argument("rest", nargs=argparse.REMAINDER)
             sub.set_defaults(run=_broken(name, exc))
             continue
-        sub = commands.add_parser(name, help=_help(module), description=_help(module))
+        sub = commands.add_parser(name, help=summary, description=summary)
         module.configure(sub)
         sub.set_defaults(run=module.run)
     return parser

@@ -20,9 +20,7 @@ from host.commands import decide
 from host.commands.options import add_store, open_store_of
 from host.store.records import Approval, iso
 
-__all__ = ["HELP", "configure", "run"]
-
-HELP = "remembered approvals (list, revoke); approval requests on a host (pending, approve, reject)"
+__all__ = ["configure", "run"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

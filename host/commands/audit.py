@@ -22,9 +22,7 @@ from host.commands.printable import json_text, printable
 from host.spec.durations import DurationError, parse_duration
 from host.store.records import AuditRecord, iso
 
-__all__ = ["HELP", "configure", "run"]
-
-HELP = "show the audit trail: who called which tool, what they answered, how it ended"
+__all__ = ["configure", "run"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

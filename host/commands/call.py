@@ -34,9 +34,8 @@ from host.commands.tools import describe_listed
 from host.errors import HostError, SpecError
 from host.spec.report import format_diagnostics
 
-__all__ = ["HELP", "configure", "run"]
+__all__ = ["configure", "run"]
 
-HELP = "call a tool and answer its questions in the terminal"
 CLIENT = {"name": "host-call", "version": "1"}
 
 

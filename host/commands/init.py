@@ -15,9 +15,8 @@ from host.commands.path_hint import path_hint
 from host.commands.starter import FILES
 from host.spec.schema import render
 
-__all__ = ["HELP", "configure", "run"]
+__all__ = ["configure", "run"]
 
-HELP = "create a starter spec directory: a server, a tool with a confirm, its handler"
 SCHEMA_FILE = "spec.schema.json"
 
 

@@ -28,9 +28,8 @@ from host.machine.plan import Plan, plan_call
 from host.spec.durations import format_duration
 from host.spec.model import Approve, Ask, Confirm, Tool
 
-__all__ = ["HELP", "configure", "render", "run"]
+__all__ = ["configure", "render", "run"]
 
-HELP = "show what a call would ask and do, without running its act"
 _WIDTH = 100
 
 

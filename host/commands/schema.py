@@ -8,9 +8,7 @@ from pathlib import Path
 
 from host.spec.schema import render
 
-__all__ = ["HELP", "configure", "run"]
-
-HELP = "print the spec language's JSON Schema"
+__all__ = ["configure", "run"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -10,9 +10,7 @@ from host.commands.options import add_handlers, add_specs, handlers_dir, specs_d
 from host.commands.path_hint import path_hint
 from host.serve import ServeOptions, serve
 
-__all__ = ["HELP", "configure", "run"]
-
-HELP = "serve the specs over MCP (Streamable HTTP) under gunicorn"
+__all__ = ["configure", "run"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -10,9 +10,7 @@ from host.errors import SpecError
 from host.spec.report import format_diagnostics
 from host.stdio import main
 
-__all__ = ["HELP", "configure", "run"]
-
-HELP = "serve the specs over MCP on stdin/stdout (for clients that launch servers)"
+__all__ = ["configure", "run"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

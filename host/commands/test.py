@@ -18,8 +18,6 @@ from host.testing.runner import cases, describe_spec_error, run_cases
 
 __all__ = ["configure", "run"]
 
-HELP = "run the examples written in the specs"
-
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add ``host test``'s arguments to its subparser."""

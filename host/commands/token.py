@@ -18,9 +18,7 @@ from host.auth.errors import AuthSettingsError
 from host.auth.scopes import split_scopes
 from host.auth.tokenfile import create_token, ensure_directory, read_tokens, revoke_token
 
-__all__ = ["HELP", "configure", "run"]
-
-HELP = "create, list and revoke static bearer tokens (HOST_AUTH_TOKENS)"
+__all__ = ["configure", "run"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -15,9 +15,8 @@ from host.commands.options import add_handlers, add_specs, checked_project
 from host.spec.durations import format_duration
 from host.spec.model import Act, Approve, Ask, Confirm, Project, Read, Remember, Tool
 
-__all__ = ["HELP", "configure", "describe_listed", "run", "tool_summary"]
+__all__ = ["configure", "describe_listed", "run", "tool_summary"]
 
-HELP = "list the tools of a spec directory: arguments, questions, scopes, hints"
 
 _HINTS = {
     "readOnlyHint": "read-only",

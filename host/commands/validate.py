@@ -17,9 +17,7 @@ from host.spec.check import CheckResult, check_project
 from host.spec.report import format_diagnostics
 from host.spec.yaml import spec_files
 
-__all__ = ["HELP", "configure", "run", "summary_line"]
-
-HELP = "check specs and handlers; print every problem with its place"
+__all__ = ["configure", "run", "summary_line"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -147,6 +147,7 @@ def test_a_command_loads_only_what_it_needs() -> None:
         [sys.executable, "-c", LOADED, "--help"], cwd=ROOT, capture_output=True, text=True
     )
     assert listed.returncode == 0
+    assert listed.stderr.strip().splitlines()[-1] == "loaded:"  # the list loads no command
     listed_names = [
         line.split()[0]
         for line in listed.stdout.splitlines()
