@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -113,6 +114,28 @@ def test_internal_failure_exits_3_without_traceback(
     monkeypatch.setenv("HOST_DEBUG", "1")
     assert main(["validate", str(ROOT / "specs")]) == 3
     assert "Traceback" in capsys.readouterr().err
+
+
+def test_a_command_that_fails_to_load_is_named_when_run_and_the_rest_still_work(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import host.cli
+
+    real = host.cli._command
+
+    def broken(name: str) -> Any:
+        if name == "schema":
+            raise ImportError("no module named 'gone'")
+        return real(name)
+
+    monkeypatch.setattr(host.cli, "_command", broken)
+    assert main(["schema"]) == 3
+    assert "the 'schema' command failed to load: ImportError: no module named 'gone'" in (
+        capsys.readouterr().err
+    )
+    assert main(["--help"]) == 0
+    assert "schema    print the spec language's JSON Schema" in capsys.readouterr().out
+    assert main(["validate", str(ROOT / "specs")]) == 0
 
 
 def test_every_listed_command_has_configure_and_run() -> None:
