@@ -96,6 +96,7 @@ def test_quick_run_measures_the_host(quick: tuple[str, dict[str, Any], int]) -> 
     assert [s["tools"] for s in raw["scale"]] == [10, 100]
     assert all(s["error"] is None and s["listed"] == s["tools"] for s in raw["scale"])
     assert raw["validate"]["seconds"] > 0
+    assert len(raw["validate"]["runs_s"]) == 1  # NOTE: a smoke run starts one process a figure
     machinery = raw["machinery"]
     assert machinery["calls"] == 200
     assert machinery["plain_us"]["host"] > machinery["plain_us"]["handlers"] > 0
