@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from functools import partial
 from typing import Any
 
 from host import ids
@@ -36,7 +35,6 @@ from host.machine.types import (
     Question,
 )
 from host.machine.url_ask import UrlAskStep
-from host.machine.watchdog import RESCUER, TIMED_OUT
 from host.spec.model import Returns
 from host.spec.templates import Renderer
 
@@ -395,16 +393,7 @@ class Machine:
             ToolError: it did not: the call ends saying so (the read goes on, unheard).
         """
         ctx = self._scrubbed(ctx, scope)
-        # NOTE: a tool whose steps ask for approval or on a page may have started something
-        # before the read; only a tool whose rounds a second run repeats harmlessly (reads and
-        # questions) reads on the request's thread (:mod:`host.machine.watchdog`).
-        rescuer = None if self.signs_in else RESCUER.get()
         try:
-            if TIMED_OUT.get() == (self.name, step.name):
-                raise HandlerTimeout(step.timeout_s)
-            if rescuer is not None:
-                rescue = partial(rescuer, self.name, step.name)
-                return RUNNER.inline(lambda: step.handler(scope, ctx), step.timeout_s, rescue)
             return RUNNER.call(lambda: step.handler(scope, ctx), step.timeout_s)
         except HandlerTimeout:
             log.warning(

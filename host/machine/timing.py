@@ -24,7 +24,6 @@ from typing import Any, Generic, TypeVar, cast
 
 from host.errors import HandlerTimeout
 from host.limits import CALLER, Slots, limit_error
-from host.machine.watchdog import WATCHDOG, Superseded
 
 __all__ = ["DEFAULT_ACT_S", "DEFAULT_READ_S", "RUNNER", "HandlerTimeout", "Handoff", "Runner"]
 
@@ -170,34 +169,6 @@ class Runner:
             # NOTE: one still queued for a thread is dropped: it would start with nobody waiting.
             handoff.cancel()
             raise HandlerTimeout(limit_s) from None
-
-    def inline(self, call: Callable[[], T], limit_s: float, rescue: Callable[[], None]) -> T:
-        """``call()``'s value, run on this thread, within its caller's share of the pool;
-        ``rescue`` starts on another thread if it outruns ``limit_s``
-        (:mod:`host.machine.watchdog`).
-
-        Raises:
-            ProtocolError: HTTP 429, as :meth:`submit`.
-            Superseded: it outran its limit, and ``rescue`` answered for it.
-            Exception: whatever ``call`` raised, in time.
-        """
-        callers, caller = self._callers, CALLER.get()
-        if callers is not None and caller is not None and not callers.take(caller):
-            raise limit_error("handler_threads", callers.most, "HOST_LIMIT_HANDLER_THREADS", caller)
-        watch = WATCHDOG.watch(limit_s, rescue)
-        try:
-            value = call()
-        except BaseException:
-            if WATCHDOG.done(watch):
-                raise
-            raise Superseded from None
-        finally:
-            # NOTE: as on a pool thread, the share is given back when the handler returns.
-            if callers is not None and caller is not None:
-                callers.give(caller)
-        if not WATCHDOG.done(watch):
-            raise Superseded
-        return value
 
     def _hand(self, handoff: Handoff[T]) -> Handoff[T]:
         with self._lock:

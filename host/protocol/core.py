@@ -32,7 +32,6 @@ from host.machine import (
     Question,
 )
 from host.machine.pages import NO_URL_ASKS
-from host.machine.watchdog import Superseded
 from host.protocol.acts import Acts
 from host.protocol.answers import Ledger
 from host.protocol.approvals import StoreApprovals
@@ -280,21 +279,13 @@ class ToolHost:
             step = self._advance(call, event)
             if event.acted and call.cancelled is not None and call.cancelled():
                 event.late_cancel = True
+            return step
         except ProtocolError as exc:
             event.outcome, event.code = "rejected", exc.code
-            self._ended(event)
             raise
-        except Superseded:
-            raise  # NOTE: the run that answered in its place logged and audited the round
-        except BaseException:
-            self._ended(event)
-            raise
-        self._ended(event)
-        return step
-
-    def _ended(self, event: Round) -> None:
-        event.duration_s = time.monotonic() - event.started
-        notify(self.observers, event)
+        finally:
+            event.duration_s = time.monotonic() - event.started
+            notify(self.observers, event)
 
     def withdrawn(self, call: Call, ledger: Ledger) -> None:
         """Tell the observers that the client cancelled ``call`` while its questions were open.

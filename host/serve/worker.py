@@ -25,9 +25,7 @@ from typing import Any
 
 from gunicorn.workers.gthread import ThreadWorker as _GthreadWorker
 
-from host.machine.watchdog import Superseded
 from host.serve.pool import RequestPool
-from host.serve.rescue import Rescue, WsgiApp, rescuable, served, serving
 
 __all__ = ["ThreadWorker"]
 
@@ -42,25 +40,6 @@ class ThreadWorker(_GthreadWorker):  # type: ignore[misc]
     def get_thread_pool(self) -> RequestPool:
         """The worker's request threads (gunicorn's hook for its pool)."""
         return RequestPool(self.cfg.threads)
-
-    def load_wsgi(self) -> None:
-        """The app, its requests' reads answered from another thread when stuck
-        (:mod:`host.serve.rescue`)."""
-        super().load_wsgi()
-        self._app: WsgiApp = self.wsgi
-        self.wsgi: WsgiApp = rescuable(self._app)
-
-    def handle_request(self, req: Any, conn: Any) -> Any:
-        """Serve one HTTP/1 request; one answered by its rescue closes its connection."""
-        rescue = Rescue(self._app, req, conn.sock, self.cfg)
-        token = serving(rescue)
-        try:
-            return super().handle_request(req, conn)
-        except Superseded:
-            rescue.wait()
-            return False
-        finally:
-            served(token)
 
     def handle(self, conn: Any) -> Any:
         """Serve the connection's request, and the next ones that come within :data:`LINGER_S`."""

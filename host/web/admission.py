@@ -12,7 +12,6 @@ from typing import Any
 
 from host.auth import Identity
 from host.limits import CALLER, LimitSettings, Slots, limit_error
-from host.machine.watchdog import TIMED_OUT
 
 __all__ = ["Admission", "Held"]
 
@@ -60,10 +59,6 @@ class Admission:
         """
         principal = self.principal(identity)
         taken: list[tuple[Slots, str]] = []
-        if TIMED_OUT.get() is not None:
-            # NOTE: a request run again to answer for a read past its limit: the request it
-            # answers for holds its slots until that read returns (host.machine.watchdog).
-            return Held(taken, principal)
         if principal is not None:
             if not self.calls.take(principal):
                 raise limit_error(
