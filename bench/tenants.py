@@ -34,7 +34,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main"]
+__all__ = ["alice_line", "main"]
 
 SPECS = """\
 kind: server
@@ -189,6 +189,34 @@ def _evictions(folder: Path) -> tuple[int, int]:
     return evicted, kept
 
 
+def _alice(port: int, token: str, calls: int, ends: float) -> tuple[list[float], list[float]]:
+    """Alice's calls during the flood, until ``ends``: each one's ms (inf when refused), and
+    ``/healthz``'s ms every fifth call."""
+    took: list[float] = []
+    health: list[float] = []
+    for n in range(calls):
+        if time.monotonic() > ends:
+            break
+        started = time.monotonic()
+        status, _ = _call(port, token, "ping", {"text": str(n)})
+        took.append((time.monotonic() - started) * 1000 if status == 200 else float("inf"))
+        if n % 5 == 0:
+            health.append(_healthz(port) * 1000)
+    return took, health
+
+
+def alice_line(callers: int, took: list[float], health: list[float]) -> str:
+    """The report's line on alice's calls (ms each, inf when refused) and ``/healthz``."""
+    ok = [t for t in took if t != float("inf")]
+    # NOTE: a flood that starves alice entirely is a result too, not a traceback.
+    timing = f"p50 {statistics.median(ok):.1f} ms, max {max(ok):.1f} ms" if ok else "none answered"
+    healthz = f"{max(health):.1f} ms" if health else "not asked"
+    return (
+        f"mallory: {callers} connections flooding a hanging act; alice: {len(took)} calls, "
+        f"{len(ok)} answered, {timing}; /healthz max {healthz}"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the flood and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -221,16 +249,7 @@ def main(argv: list[str] | None = None) -> None:
             for thread in threads:
                 thread.start()
             time.sleep(min(5.0, seconds / 3))  # the flood takes hold
-            took, health = [], []
-            ends = time.monotonic() + seconds
-            for n in range(args.calls):
-                if time.monotonic() > ends:
-                    break
-                started = time.monotonic()
-                status, _ = _call(port, tokens["alice"], "ping", {"text": str(n)})
-                took.append((time.monotonic() - started) * 1000 if status == 200 else float("inf"))
-                if n % 5 == 0:
-                    health.append(_healthz(port) * 1000)
+            took, health = _alice(port, tokens["alice"], args.calls, time.monotonic() + seconds)
         finally:
             stop.set()
             os.killpg(proc.pid, signal.SIGTERM)
@@ -239,12 +258,7 @@ def main(argv: list[str] | None = None) -> None:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
         evicted, kept = _evictions(Path(tmp))
-    ok = [t for t in took if t != float("inf")]
-    print(
-        f"mallory: {callers} connections flooding a hanging act; alice: {len(took)} calls, "
-        f"{len(ok)} answered, p50 {statistics.median(ok):.1f} ms, max {max(ok):.1f} ms; "
-        f"/healthz max {max(health):.1f} ms"
-    )
+    print(alice_line(callers, took, health))
     print(
         "mallory's answers: " + ", ".join(f"{k or 'no reply'} x{v}" for k, v in seen.most_common())
     )
