@@ -210,3 +210,32 @@ def test_the_bench_runs_gunicorn_as_host_serve_does() -> None:
     bench = options(gunicorn_cmd("host.web.wsgi:app", 8123, 1))
     assert ServeOptions().threads == GUNICORN_THREADS
     assert {flag: bench.get(flag) for flag in served} == served
+
+
+@pytest.mark.skipif(not (ROOT / ".git").exists(), reason="needs a git checkout for its revision")
+def test_compare_serves_each_side_from_its_own_checkout() -> None:
+    """A revision is served from a worktree of its own (its workers' folder checked), then removed.
+
+    NOTE: gunicorn puts its working folder first on sys.path: a side named by PYTHONPATH alone
+    would run this checkout, and the comparison would measure one tree against itself.
+    """
+    before = _worktrees()
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.compare", "HEAD", ".", "--rounds", "1", "--calls", "60",
+         "--exchanges", "12"],
+        cwd=ROOT, capture_output=True, text=True, timeout=240, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "== plain" and lines[3] == "== exchange", done.stdout
+    assert lines[1].startswith("1:HEAD ") and "CPU x1.000" in lines[1]
+    assert lines[2].startswith("2:. ") and "rate x" in lines[2]
+    assert _worktrees() == before
+
+
+def _worktrees() -> list[str]:
+    listed = subprocess.run(
+        ["git", "worktree", "list", "--porcelain"], cwd=ROOT, capture_output=True, text=True,
+        check=True,
+    )  # fmt: skip
+    return [line for line in listed.stdout.splitlines() if line.startswith("worktree ")]

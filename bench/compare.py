@@ -1,0 +1,203 @@
+"""Two or more builds of the host served side by side, in interleaved rounds: one change's figure.
+
+``bench/run.py`` holds the host to its targets against baselines of the same run; this puts a
+change beside the code before it. Each side is a git revision (checked out into a temporary
+worktree), ``.`` (the working tree, uncommitted changes included) or ``sdk`` (the SDK's fastest
+set-up). Every server is pinned to the same CPU and the load generator to another, and each round
+measures every side in turn (the order reversed every other round), so the machine's drift falls
+on all of them alike::
+
+    python -m bench.compare HEAD~1 .                     # this change against the one before
+    python -m bench.compare . . --rounds 8               # the harness's own spread: no change
+    python -m bench.compare . sdk --kinds exchange
+
+It prints, for each workload, each side's medians (calls/s, server CPU per operation, p50, p99)
+and, against the first side, the median of the rounds' ratios of server CPU and of rate.
+
+NOTE: a host is started with gunicorn's ``--chdir`` at its own checkout. gunicorn puts its working
+folder first on ``sys.path``, so a checkout named only by ``PYTHONPATH`` runs the code of the
+folder gunicorn started in: an earlier, ad-hoc version of this comparison measured one tree
+against itself that way. Each worker's working folder is checked before any round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import statistics
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench import loadgen, servers
+from bench.throughput import _ready, probe_exchange, probe_plain
+
+__all__ = ["Round", "Side", "main", "summary"]
+
+KINDS = ("plain", "exchange")
+
+
+@dataclass
+class Round:
+    """One timed run of one side: calls/s, server CPU µs per operation, p50 and p99 in ms."""
+
+    rate: float
+    cpu_us: float
+    p50_ms: float
+    p99_ms: float
+
+
+@dataclass
+class Side:
+    """One build under comparison, and its rounds by workload."""
+
+    label: str
+    root: Path | None  # NOTE: None for the SDK, which runs from this checkout
+    rounds: dict[str, list[Round]] = field(default_factory=dict)
+
+
+@dataclass
+class _Live:
+    side: Side
+    server: servers.Server
+    work: dict[str, loadgen.Plain | loadgen.Exchange]
+
+
+def summary(sides: list[Side], kind: str) -> list[str]:
+    """The report's lines for ``kind``: each side's medians, and its ratios to the first's."""
+    base = sides[0].rounds.get(kind, [])
+    lines = [f"== {kind}"]
+    for side in sides:
+        rounds = side.rounds.get(kind, [])
+        if not rounds:
+            continue
+        cpu = [r.cpu_us / b.cpu_us for r, b in zip(rounds, base, strict=False) if b.cpu_us]
+        rate = [r.rate / b.rate for r, b in zip(rounds, base, strict=False) if b.rate]
+        lines.append(
+            f"{side.label:16} {statistics.median(r.rate for r in rounds):8,.0f}/s"
+            f"  CPU {statistics.median(r.cpu_us for r in rounds):6,.0f} µs/op"
+            f"  p50 {statistics.median(r.p50_ms for r in rounds):5.1f}"
+            f"  p99 {statistics.median(r.p99_ms for r in rounds):5.1f} ms"
+            f"  CPU x{statistics.median(cpu) if cpu else 0:.3f}"
+            f"  rate x{statistics.median(rate) if rate else 0:.3f}"
+            f"  (CPU by round: {', '.join(f'{r.cpu_us:.0f}' for r in rounds)})"
+        )
+    return lines
+
+
+def _sides(names: list[str], work: Path, stack: contextlib.ExitStack) -> Iterator[Side]:
+    """The sides named, each revision checked out (and removed again when ``stack`` closes)."""
+    for n, name in enumerate(names):
+        label = f"{n + 1}:{name}"
+        if name == "sdk":
+            yield Side(label, None)
+        elif name == ".":
+            yield Side(label, servers.ROOT)
+        else:
+            tree = work / f"tree-{n + 1}"
+            _git("worktree", "add", "--detach", str(tree), name)
+            stack.callback(_git, "worktree", "remove", "--force", str(tree))
+            yield Side(label, tree)
+
+
+def _git(*args: str) -> None:
+    done = subprocess.run(
+        ["git", *args], cwd=servers.ROOT, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"git {' '.join(args)}: {done.stderr.strip()}")
+
+
+def _start(side: Side, n: int, work: Path, secret: str, cpus: frozenset[int] | None) -> _Live:
+    data = work / f"data-{n}"
+    data.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HOST_", "SDK_BENCH_"))}
+    env.update(PYTHONDONTWRITEBYTECODE="1", HELPDESK_DB=str(data / "helpdesk.db"))
+    port = servers.free_port()
+    if side.root is None:
+        env.update(
+            SDK_BENCH_CONFIG="fastest",
+            SDK_BENCH_SECRET=secret,
+            SDK_BENCH_HANDLERS=str(servers.ROOT / "handlers"),
+        )
+        cmd = servers.uvicorn_cmd("bench.sdk_server:app", port)
+    else:
+        env.update(
+            PYTHONPATH=str(side.root),
+            HOST_SPECS=str(side.root / "specs"),
+            HOST_HANDLERS=str(side.root / "handlers"),
+            HOST_SECRET=secret,
+            HOST_DATA_DIR=str(data),
+            HOST_STORE=f"sqlite:///{data / 'store.db'}",
+        )
+        cmd = [*servers.gunicorn_cmd("host.web.wsgi:app", port, 1), "--chdir", str(side.root)]
+    server = servers.Server(side.label, cmd, port, env, cpus, work / f"server-{n}.log")
+    return _Live(side, server, {})
+
+
+def _ready_as_built(live: _Live) -> None:
+    """Wait until it answers; check that its workers run its own checkout; probe both workloads."""
+    port = live.server.port
+    live.server.wait_ready(lambda: _ready(port), 60)
+    if live.side.root is not None:
+        for pid in servers.worker_pids(live.server.pid):
+            folder = Path(os.readlink(f"/proc/{pid}/cwd"))
+            if folder.resolve() != live.side.root.resolve():
+                raise SystemExit(f"{live.side.label} runs in {folder}, not {live.side.root}")
+    live.work["plain"] = probe_plain(port)[0]
+    live.work["exchange"] = probe_exchange(port)[0]
+
+
+def _measure(lives: list[_Live], kinds: list[str], rounds: int, ops: dict[str, int]) -> None:
+    for kind in kinds:
+        for number in range(rounds):
+            for live in lives if number % 2 == 0 else lives[::-1]:
+                port, pid, work = live.server.port, live.server.pid, live.work[kind]
+                loadgen.run_load(port, work, min(300, ops[kind]), 16, 120)
+                before = servers.cpu_seconds(pid)
+                result = loadgen.run_load(port, work, ops[kind], 16, 120)
+                cpu_us = 1e6 * (servers.cpu_seconds(pid) - before) / max(1, result.operations)
+                live.server.check_alive()
+                live.side.rounds.setdefault(kind, []).append(
+                    Round(result.rate, cpu_us, result.p(50), result.p(99))
+                )
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve every side, run the rounds, print the summary."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "sides", nargs="+", help="git revisions, '.' or 'sdk'; the first is the base"
+    )
+    parser.add_argument("--rounds", type=int, default=6, help="timed rounds per side (6)")
+    parser.add_argument("--calls", type=int, default=3000, help="plain calls per round (3000)")
+    parser.add_argument("--exchanges", type=int, default=800, help="exchanges per round (800)")
+    parser.add_argument("--kinds", default="plain,exchange", help="plain, exchange or both")
+    args = parser.parse_args(argv)
+    kinds = [k for k in args.kinds.split(",") if k]
+    if not set(kinds) <= set(KINDS) or len(args.sides) < 2:
+        parser.error("give at least two sides, and --kinds among plain and exchange")
+    cpus = sorted(servers.ALL_CPUS)
+    server_cpus = frozenset(cpus[:1]) if len(cpus) >= 2 else None
+    with (
+        tempfile.TemporaryDirectory(prefix="host-compare-") as tmp,
+        contextlib.ExitStack() as stack,
+    ):
+        work, secret = Path(tmp), os.urandom(32).hex()
+        sides = list(_sides(args.sides, work, stack))
+        lives = [_start(side, n, work, secret, server_cpus) for n, side in enumerate(sides)]
+        for live in lives:
+            stack.enter_context(live.server)
+            _ready_as_built(live)
+        if server_cpus is not None:
+            os.sched_setaffinity(0, frozenset(cpus[1:2]))
+        _measure(lives, kinds, args.rounds, {"plain": args.calls, "exchange": args.exchanges})
+    for kind in kinds:
+        print("\n".join(summary(sides, kind)))
+
+
+if __name__ == "__main__":
+    main()
