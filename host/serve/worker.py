@@ -13,8 +13,9 @@ NOTE: gthread hands every request of a kept-alive connection round its main loop
 answered gives the connection back (a callback through a pipe), the main thread puts it in its
 poller, and the next request goes to a thread again through a queue. A busy client's next request
 comes within a fraction of a millisecond, so the thread that answered waits :data:`LINGER_S` for
-it (its turn given away, :meth:`host.serve.pool.RequestPool.between`) and serves it itself: a
-tenth to an eighth less CPU per call served, and a narrower tail (``bench/RESULTS.md``). A quiet
+it (its turn given away, :meth:`host.serve.pool.RequestPool.between`) and serves it itself. It
+was first measured at a tenth to an eighth less CPU per call served; against its parent with
+``bench/compare.py``, at most a few percent and the same tail (``bench/RESULTS.md``). A quiet
 connection goes back to the poller as before.
 """
 
