@@ -52,11 +52,22 @@ class _AllocatedDict(MmapedDict):
 
 
 def _allocate(filename: str, size: int) -> None:
-    """Create ``filename`` 0600 if missing, with at least ``size`` bytes really allocated."""
+    """Create ``filename`` 0600 if missing, with at least ``size`` bytes really allocated.
+
+    Raises:
+        OSError: The space cannot be allocated (a full disk). A file this call created is
+            removed first: an empty one is no file of values, and whoever reads the folder
+            (a scrape, the master folding in an exited worker) would fail on it.
+    """
     fd = os.open(filename, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         if os.fstat(fd).st_size < size:
-            os.posix_fallocate(fd, 0, size)
+            try:
+                os.posix_fallocate(fd, 0, size)
+            except OSError:
+                if os.fstat(fd).st_size == 0:
+                    os.unlink(filename)
+                raise
     finally:
         os.close(fd)
 
@@ -108,7 +119,9 @@ def _fold(dead: str, archive: str) -> None:
     """Write ``archive`` anew as itself plus ``dead``, key by key, and swap it in at once."""
     sums: dict[str, float] = defaultdict(float)
     for path in (archive, dead):
-        if os.path.exists(path):
+        # NOTE: an empty file holds no values (one left by a process killed between creating
+        # and allocating it); prometheus-client cannot read it.
+        if os.path.exists(path) and os.path.getsize(path) > 0:
             found = MmapedDict.read_all_values_from_file(path)  # type: ignore[no-untyped-call]
             for key, value, _timestamp, _pos in found:
                 sums[key] += value

@@ -140,8 +140,9 @@ def _child_exit(arbiter: Arbiter, worker: Any) -> None:
 
     try:
         retire(worker.pid, folder)
-    except OSError as exc:
-        # NOTE: its files stay, so the sums lose nothing; only the folder holds more files.
+    except Exception as exc:
+        # NOTE: its files stay, so the sums lose nothing; only the folder holds more files. Any
+        # failure, not only a full disk's: a bad metrics file must never stop the master.
         log.warning(
             "an exited worker's metrics files could not be folded in",
             extra={"event": "metrics_retire_failed", "pid": worker.pid, "reason": str(exc)},

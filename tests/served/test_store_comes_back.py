@@ -190,6 +190,9 @@ def test_workers_recover_by_themselves_once_a_full_disk_has_room_again(
     for word, status in zip(words, refused, strict=True):
         mark = word[: word.index("-", len("during-")) + 1]
         assert any(mark in body for body in bodies) == (status == 200), (mark, status)
+    # A metrics file the full disk could not hold was removed, not left empty: a scrape, and
+    # the master folding in an exited worker, would fail on an empty one.
+    assert [p.name for p in (disk / "metrics").rglob("*.db") if p.stat().st_size == 0] == []
 
 
 def test_workers_recover_by_themselves_once_the_store_takes_writes_again(
