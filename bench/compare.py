@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import loadgen, servers
-from bench.throughput import _ready, probe_exchange, probe_plain
+from bench.throughput import Plan, _ready, _timed, probe_exchange, probe_plain
 
 __all__ = ["Round", "Side", "main", "summary"]
 
@@ -151,18 +151,17 @@ def _ready_as_built(live: _Live) -> None:
     live.work["exchange"] = probe_exchange(port)[0]
 
 
-def _measure(lives: list[_Live], kinds: list[str], rounds: int, ops: dict[str, int]) -> None:
+def _measure(lives: list[_Live], kinds: list[str], plan: Plan) -> None:
+    ops = {"plain": plan.calls, "exchange": plan.exchanges}
     for kind in kinds:
-        for number in range(rounds):
+        for number in range(plan.rounds):
             for live in lives if number % 2 == 0 else lives[::-1]:
-                port, pid, work = live.server.port, live.server.pid, live.work[kind]
-                loadgen.run_load(port, work, min(300, ops[kind]), 16, 120)
-                before = servers.cpu_seconds(pid)
-                result = loadgen.run_load(port, work, ops[kind], 16, 120)
-                cpu_us = 1e6 * (servers.cpu_seconds(pid) - before) / max(1, result.operations)
-                live.server.check_alive()
+                server = live.server
+                timed = _timed(server.port, server.pid, live.work[kind], ops[kind], plan)
+                server.check_alive()
+                result = timed.result
                 live.side.rounds.setdefault(kind, []).append(
-                    Round(result.rate, cpu_us, result.p(50), result.p(99))
+                    Round(result.rate, timed.server_cpu_us, result.p(50), result.p(99))
                 )
 
 
@@ -194,7 +193,9 @@ def main(argv: list[str] | None = None) -> None:
             _ready_as_built(live)
         if server_cpus is not None:
             os.sched_setaffinity(0, frozenset(cpus[1:2]))
-        _measure(lives, kinds, args.rounds, {"plain": args.calls, "exchange": args.exchanges})
+        warmup = min(300, args.calls, args.exchanges)
+        plan = Plan(args.calls, args.exchanges, warmup, args.rounds, timeout=120.0)
+        _measure(lives, kinds, plan)
     for kind in kinds:
         print("\n".join(summary(sides, kind)))
 

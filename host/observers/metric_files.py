@@ -55,8 +55,8 @@ def _allocate(filename: str, size: int) -> None:
     """Create ``filename`` 0600 if missing, with at least ``size`` bytes really allocated.
 
     Raises:
-        OSError: The space cannot be allocated (a full disk). A file this call created is
-            removed first: an empty one is no file of values, and whoever reads the folder
+        OSError: The space cannot be allocated (a full disk). The file is removed first if
+            it is still empty: an empty one is no file of values, and whoever reads the folder
             (a scrape, the master folding in an exited worker) would fail on it.
     """
     fd = os.open(filename, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)

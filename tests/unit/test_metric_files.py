@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from prometheus_client.mmap_dict import MmapedDict
@@ -60,3 +61,18 @@ def test_an_empty_file_of_an_exited_worker_is_folded_in_as_no_values(tmp_path: P
         ('["host_calls_total", "host_calls_total", [], [], 0]', 3.0)
     ]
     assert list(MmapedDict.read_all_values_from_file(str(tmp_path / "histogram_archive.db"))) == []
+
+
+def test_the_master_logs_a_worker_whose_files_cannot_be_folded_and_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from host.serve import master
+
+    def broken(pid: int, folder: str) -> None:
+        raise ValueError("a values file that cannot be read")
+
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    monkeypatch.setattr(metric_files, "retire", broken)
+    master._child_exit(object(), SimpleNamespace(pid=42))  # type: ignore[arg-type]
+    (record,) = [r for r in caplog.records if getattr(r, "event", "") == "metrics_retire_failed"]
+    assert record.pid == 42 and "cannot be read" in record.reason
