@@ -5,7 +5,8 @@ and ``legacy`` (the ``initialize`` handshake: 2025-11-25), over HTTP (one ``host
 module) and over stdio (``host stdio`` launched by the client, its settings in ``env``). Each lists
 the tools (every ``inputSchema`` with ``properties``), closes a ticket through its question with
 one email sent, and leaves another open when the user declines. docs/connecting-clients.md's
-matrix records what these show.
+matrix records what these show. fastmcp is imported where it is used: it takes a second or two
+to import, which every pytest worker would otherwise spend collecting this file.
 """
 
 from __future__ import annotations
@@ -18,9 +19,6 @@ from typing import Any
 
 import anyio
 import pytest
-from fastmcp import Client
-from fastmcp.client.elicitation import ElicitResult
-from fastmcp.client.transports import StdioTransport
 
 from support.paths import ROOT
 from support.sdk import FALLBACK, SAID_NO, TOOLS
@@ -38,8 +36,10 @@ def http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield server
 
 
-def stdio(tmp_path: Path) -> StdioTransport:
+def stdio(tmp_path: Path) -> Any:
     """``host stdio`` as a client's config launches it: its settings in the ``env`` block."""
+    from fastmcp.client.transports import StdioTransport
+
     env = {"HOST_DATA_DIR": str(tmp_path / "data"), "HELPDESK_DB": str(tmp_path / "helpdesk.db")}
     return StdioTransport(
         sys.executable, ["-m", "host", "stdio", "--specs", str(ROOT / "specs")], env=env,
@@ -51,12 +51,15 @@ class Answers:
     """fastmcp's elicitation handler: the planned replies, and the messages it was shown."""
 
     def __init__(self) -> None:
-        self.plan: list[ElicitResult[Any]] = []
+        self.plan: list[tuple[str, Any]] = []
         self.shown: list[str] = []
 
     async def __call__(self, message: str, response_type: Any, params: Any, context: Any) -> Any:
+        from fastmcp.client.elicitation import ElicitResult
+
         self.shown.append(message)
-        return self.plan.pop(0)
+        action, content = self.plan.pop(0)
+        return ElicitResult(action=action, content=content)
 
 
 def data(result: Any) -> Any:
@@ -65,23 +68,23 @@ def data(result: Any) -> Any:
     return json.loads(result.content[0].text)
 
 
-async def emails(client: Client[Any], ticket: str) -> int:
+async def emails(client: Any, ticket: str) -> int:
     listed = data(await client.call_tool("list_outbox", {}))["emails"]
     return sum(ticket in email for email in listed)
 
 
-async def scenario(client: Client[Any], answers: Answers, mode: str) -> None:
+async def scenario(client: Any, answers: Answers, mode: str) -> None:
     assert client.protocol_version == MODES[mode]
     tools = await client.list_tools()
     assert {t.name for t in tools} == TOOLS
     assert all("properties" in t.input_schema for t in tools)
     before = await emails(client, "T-1")
 
-    answers.plan = [ElicitResult(action="decline")]
+    answers.plan = [("decline", None)]
     declined = await client.call_tool("close_ticket", {"id": "T-2"})
     assert data(declined) == {"id": "T-2", "closed": False, "reason": SAID_NO}
 
-    answers.plan = [ElicitResult(action="accept", content={"confirm": True})]
+    answers.plan = [("accept", {"confirm": True})]
     closed = await client.call_tool("close_ticket", {"id": "T-1"})
     assert data(closed) == {"id": "T-1", "closed": True}
     assert answers.shown[-1].startswith('Close T-1 ("Cannot log in")')
@@ -91,6 +94,8 @@ async def scenario(client: Client[Any], answers: Answers, mode: str) -> None:
 
 
 def run(target: Any, mode: str) -> None:
+    from fastmcp import Client
+
     answers = Answers()
 
     async def main() -> None:
@@ -116,6 +121,8 @@ def per_call(target: Any, name: str, arguments: dict[str, Any]) -> Any:
 
     Over stdio that is a new ``host stdio`` process per call, as llama-index's client does.
     """
+
+    from fastmcp import Client
 
     async def main() -> Any:
         with anyio.fail_after(30):
