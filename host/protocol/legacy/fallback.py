@@ -37,7 +37,7 @@ from host.protocol.context import RequestContext
 from host.protocol.core import Asked, Call, ToolHost
 from host.protocol.digests import digest, principal_digest
 from host.protocol.jsonrpc import INVALID_PARAMS
-from host.protocol.legacy.describe import describe_question
+from host.protocol.legacy.describe import describe_question, lifetime
 from host.protocol.legacy.sessions import Session
 from host.protocol.redaction import FieldCipher
 from host.protocol.streams import Notifier
@@ -290,10 +290,9 @@ def _mismatch(exc: ProtocolError) -> Outcome:
 
 
 def _unknown(eid: str, ttl_s: float) -> str:
-    minutes = max(1, round(ttl_s / 60))
     return (
         f"No question has the elicitationId {eid!r}: either it is not the exact id a tool result "
-        f"gave, or the question expired (an id is valid for {minutes} minutes after it is given). "
+        f"gave, or the question expired (an id is valid for {lifetime(ttl_s)} after it is given). "
         "Check that you copied the id exactly. If you did, the question expired: tell the user, "
         "and call the tool again only if they still want it done (that asks a new question). "
         "Sending this id again will not work."
