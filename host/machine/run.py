@@ -160,7 +160,9 @@ class Machine:
         if self.title:
             tool["title"] = self.title
         tool["description"] = self.description
-        tool["inputSchema"] = self.input_schema
+        # NOTE: `properties` even when empty: clients index it without a check (mcpadapt's
+        # smolagents tools fail with KeyError on a schema without it).
+        tool["inputSchema"] = {"type": "object", "properties": {}, **self.input_schema}
         if self.output_schema is not None:
             tool["outputSchema"] = self.output_schema
         if self.annotations:

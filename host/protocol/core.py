@@ -371,8 +371,7 @@ class ToolHost:
             event.ends, event.call_answers = True, ledger.answers()
             raise error(
                 MISSING_CAPABILITY,
-                "The tool needs to ask the user a question, and the client did not declare "
-                f"the elicitation ({' and '.join(missing)}) capability",
+                _cannot_ask(call.machine.name, missing),
                 {"requiredCapabilities": {"elicitation": {m: {} for m in missing}}},
             )
         return Asked(need.questions, ledger.next(need.questions))
@@ -501,6 +500,25 @@ def _missing_modes(call: Call, questions: Sequence[Question]) -> list[str]:
     if not call.can_ask_url and any(q.on_page for q in questions):
         missing.append("url")
     return missing
+
+
+_SHOWS = {"form": "show forms", "url": "open a page in the user's browser"}
+
+
+def _cannot_ask(tool: str, missing: Sequence[str]) -> str:
+    """The -32021 message, written for the model that reads it (agent frameworks pass it on).
+
+    NOTE: it says retrying will not help: a framework that hands errors back as retry prompts
+    otherwise has the model call the same tool again, forever.
+    """
+    shows = " or ".join(_SHOWS[m] for m in missing)
+    modes = " and ".join(missing)
+    return (
+        f"{tool} needs the user's answer before it can go on, and this client cannot ask the "
+        f"user (it did not declare the elicitation capability for {modes}). Nothing was done. "
+        "Retrying will not help. Tell the user that this action needs their answer and that "
+        f"they should use an MCP client that can {shows}."
+    )
 
 
 def _refused(ledger: Ledger) -> Once | None:

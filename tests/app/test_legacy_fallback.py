@@ -14,8 +14,11 @@ from typing import Any
 
 import pytest
 
+from host.auth import AuthSettings
+from support.asks import make_tokens
 from support.helpdesk import HELPDESK, emails, survey_project, ticket
 from support.legacy import Legacy, legacy_client, structured
+from support.modern import app_client
 
 FALLBACK = "sendElicitationResult"
 
@@ -126,19 +129,40 @@ def test_bad_arguments_and_unknown_ids(legacy: Legacy) -> None:
     assert bad["isError"] is True and "content must be an object" in bad["content"][0]["text"]
     unknown = send(legacy, "no-such-id", "decline")
     assert unknown["isError"] is True
-    assert "Unknown or expired elicitationId" in unknown["content"][0]["text"]
+    text = unknown["content"][0]["text"]
+    assert "No question has the elicitationId 'no-such-id'" in text
+    assert "copied the id exactly" in text and "will not work" in text
 
 
-def test_an_id_is_bound_to_its_session(tmp_path: Path, db: Path) -> None:
-    owner = legacy_client(tmp_path)
+def test_another_session_of_the_same_caller_finishes_the_call(tmp_path: Path, db: Path) -> None:
+    # What clients that open a session (or start a process) per call do.
+    first = legacy_client(tmp_path)
+    first.initialize("2025-03-26", {})
+    question = asked(first.call("delete_ticket", {"id": "T-4"}))
+    second = Legacy(first.http)
+    second.initialize("2025-06-18", {})
+    done = send(second, question["elicitationId"], "accept", {"confirm": True})
+    assert structured(done) == {"id": "T-4", "deleted": True}
+    assert ticket(db, "T-4") is None
+    again = send(first, question["elicitationId"], "accept", {"confirm": True})
+    assert "already used" in again["content"][0]["text"]
+
+
+def test_an_id_is_bound_to_its_caller(tmp_path: Path, db: Path) -> None:
+    tokens = make_tokens(tmp_path / "tokens")
+    http = app_client(tmp_path, auth=AuthSettings(tokens_file=Path(tokens["file"])))
+    owner = Legacy(http, extra={"Authorization": f"Bearer {tokens['alice']}"})
     owner.initialize("2025-03-26", {})
     question = asked(owner.call("delete_ticket", {"id": "T-4"}))
-    other = Legacy(owner.http)
+    other = Legacy(http, extra={"Authorization": f"Bearer {tokens['bob']}"})
     other.initialize("2025-03-26", {})
     refused = send(other, question["elicitationId"], "accept", {"confirm": True})
-    assert "Unknown or expired" in refused["content"][0]["text"]
+    assert refused["isError"] is True
+    text = refused["content"][0]["text"]
+    assert "asked of another user" in text and "Do not send it again" in text
     assert ticket(db, "T-4") is not None
-    # The refusal did not spend it.
+    # The refusal did not spend it, and the owner's next session finishes it.
+    owner.initialize("2025-03-26", {})
     done = send(owner, question["elicitationId"], "accept", {"confirm": True})
     assert structured(done) == {"id": "T-4", "deleted": True}
     assert ticket(db, "T-4") is None
@@ -150,7 +174,7 @@ def test_an_id_expires(tmp_path: Path, db: Path) -> None:
     question = asked(legacy.call("close_ticket", {"id": "T-1"}))
     time.sleep(1.2)  # the scenario: the question (1 s) expires
     expired = send(legacy, question["elicitationId"], "accept", {"confirm": True})
-    assert "Unknown or expired" in expired["content"][0]["text"]
+    assert "the question expired" in expired["content"][0]["text"]
     assert emails(db, "T-1") == 0
 
 
@@ -202,6 +226,8 @@ def test_a_server_that_refuses_the_fallback_gives_such_clients_the_missing_capab
     assert FALLBACK not in listed and "close_ticket" in listed
     refused = legacy.request("tools/call", {"name": "close_ticket", "arguments": {"id": "T-1"}})
     assert refused.json["error"]["code"] == -32021
+    assert "cannot ask the user" in refused.json["error"]["message"]
+    assert "Retrying will not help" in refused.json["error"]["message"]
     unknown = legacy.request("tools/call", {"name": FALLBACK, "arguments": {}})
     assert unknown.json["error"]["code"] == -32602
     assert emails(db, "T-1") == 0

@@ -185,6 +185,11 @@ def test_a_client_that_cannot_show_forms_gets_32021(mcp: Mcp, capabilities: dict
     error = response.json["error"]
     assert error["code"] == -32021
     assert error["data"] == {"requiredCapabilities": {"elicitation": {"form": {}}}}
+    # Written for the model an agent framework hands it to: what is wrong, and not to retry.
+    message = error["message"]
+    assert message.startswith("close_ticket needs the user's answer")
+    assert "this client cannot ask the user" in message
+    assert "Retrying will not help" in message and "can show forms" in message
     assert mcp.outbox() == []
 
 

@@ -55,7 +55,8 @@ def test_tools_list(mcp: Mcp) -> None:
     ]
     outbox = tools["list_outbox"]
     assert outbox["annotations"] == {"readOnlyHint": True}
-    assert outbox["inputSchema"]["type"] == "object"
+    assert outbox["inputSchema"] == {"type": "object", "properties": {}}
+    assert all("properties" in t["inputSchema"] for t in tools.values())
     assert outbox["outputSchema"]["required"] == ["emails"]
 
 

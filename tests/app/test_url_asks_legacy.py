@@ -110,3 +110,5 @@ def test_a_session_without_url_mode_gets_32021_never_the_fallback(
     body = response.json
     assert body["error"]["code"] == -32021, body
     assert body["error"]["data"] == {"requiredCapabilities": {"elicitation": {"url": {}}}}
+    assert "Retrying will not help" in body["error"]["message"]
+    assert "open a page in the user's browser" in body["error"]["message"]

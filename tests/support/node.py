@@ -15,7 +15,7 @@ import pytest
 from support.paths import ROOT
 from support.servers import clean_env
 
-__all__ = ["NODE", "TS_PACKAGES", "TS_V2_PACKAGES", "run_script"]
+__all__ = ["AI_SDK_PACKAGES", "NODE", "TS_PACKAGES", "TS_V2_PACKAGES", "run_script"]
 
 NODE = Path(
     os.environ.get("HOST_TEST_NODE")
@@ -25,15 +25,17 @@ NODE = Path(
 TS_PACKAGES = ROOT / ".cache" / "ts-client" / "node_modules"
 #: ``@modelcontextprotocol/client`` 2.x.
 TS_V2_PACKAGES = ROOT / ".cache" / "ts-client-v2" / "node_modules"
+#: The AI SDK's MCP client, ``@ai-sdk/mcp`` (``tests/clients/aisdk/install``).
+AI_SDK_PACKAGES = ROOT / ".cache" / "ai-sdk-client" / "node_modules"
 
 
 def run_script(
     folder: Path, packages: Path, code: str, timeout_s: float = 90, **env: str
 ) -> subprocess.CompletedProcess[str]:
     """Run ``code`` as ``folder/script.mjs`` with ``packages`` as its node_modules."""
-    if not NODE.exists() or not (packages / "@modelcontextprotocol").is_dir():
+    if not NODE.exists() or not any(packages.glob("@*")):
         pytest.fail(
-            "needs Node.js 22 and the TypeScript SDK clients: run tests/clients/ts/install",
+            f"needs Node.js 22 and the clients in {packages}: run tests/clients/*/install",
             pytrace=False,
         )
     (folder / "node_modules").symlink_to(packages)

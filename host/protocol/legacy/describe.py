@@ -14,7 +14,7 @@ from typing import Any
 from host.machine import Question
 from host.spec.model import FALLBACK_TOOL
 
-__all__ = ["describe_question"]
+__all__ = ["describe_question", "lifetime"]
 
 
 def describe_question(tool: str, question: Question, eid: str, ttl_s: float) -> str:
@@ -26,7 +26,6 @@ def describe_question(tool: str, question: Question, eid: str, ttl_s: float) -> 
         for name, prop in schema.get("properties", {}).items()
     ]
     example = {name: _example(prop) for name, prop in schema.get("properties", {}).items()}
-    minutes = max(1, round(ttl_s / 60))
     return "\n".join(
         [
             f"{tool} needs an answer from the user before it can go on. This client cannot show "
@@ -42,8 +41,7 @@ def describe_question(tool: str, question: Question, eid: str, ttl_s: float) -> 
             '- action: "accept" with the user\'s answers in content, for example '
             f'{json.dumps(example, ensure_ascii=False)}; "decline" if the user says no; '
             '"cancel" if they would rather not answer (no content for either).',
-            f"This elicitationId works once and expires in {minutes} minute"
-            f"{'s' if minutes != 1 else ''}.",
+            f"This elicitationId works once and expires in {lifetime(ttl_s)}.",
         ]
     )
 
@@ -56,6 +54,12 @@ _LIMITS = (
     ("minItems", "at least {} choices"),
     ("maxItems", "at most {} choices"),
 )
+
+
+def lifetime(ttl_s: float) -> str:
+    """How long an elicitation id lives, in whole minutes as the model reads it ("10 minutes")."""
+    minutes = max(1, round(ttl_s / 60))
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
 
 
 def _describe_field(name: str, prop: Mapping[str, Any], required: bool) -> str:

@@ -7,11 +7,16 @@ what to ask the user, field by field, and how to send the answer back through th
 the form, resumes the original call with its original arguments, and returns its result, which may
 be the next question.
 
-Each question gets a random elicitation id, recorded in the store with the call (tool, arguments,
-its ledger: :mod:`host.protocol.answers`, redacted fields encrypted: :mod:`host.protocol.redaction`)
-and bound to the session and the caller. It expires with the ``requestState`` TTL and is spent
-on first use (a single-use claim), except when the answer does not fit the form: then nothing
-ran, and the model may correct the answer and send it again.
+Each question gets a random elicitation id (144 bits), recorded in the store with the call (tool,
+arguments, its ledger: :mod:`host.protocol.answers`, redacted fields encrypted:
+:mod:`host.protocol.redaction`) and bound as a ``requestState`` is: to the caller, the tool, the
+arguments and the tool's definition (the ledger's digest, which the core checks), not to the
+session. Clients that open a new MCP session (or start a new server process) for each call can so
+finish it; another caller cannot. Without auth every caller is ``anonymous``, and the id itself is
+what binds the question. It expires with the ``requestState`` TTL and is spent on first use (a
+single-use claim), except when the answer does not fit the form: then nothing ran, and the model
+may correct the answer and send it again. Each refusal says its true reason and what the model
+should do next, never advice that would loop.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from host.protocol.context import RequestContext
 from host.protocol.core import Asked, Call, ToolHost
 from host.protocol.digests import digest, principal_digest
 from host.protocol.jsonrpc import INVALID_PARAMS
-from host.protocol.legacy.describe import describe_question
+from host.protocol.legacy.describe import describe_question, lifetime
 from host.protocol.legacy.sessions import Session
 from host.protocol.redaction import FieldCipher
 from host.protocol.streams import Notifier
@@ -111,7 +116,6 @@ class Fallback:
         eid = ids.token(18)
         hidden = machine.audit_redact
         record = {
-            "s": session.id,
             "p": principal_digest(call.request.owner),
             "t": machine.name,
             "a": self.cipher.hide(call.arguments, hidden),
@@ -186,18 +190,12 @@ class Fallback:
         trace: Mapping[str, str],
     ) -> Call | Outcome:
         """The call ``eid`` names, resumed with the answer (action, content); or why not."""
-        record = self._record(eid, session, request.owner)
-        if record is None:
-            return Outcome.error(
-                f"Unknown or expired elicitationId {eid!r}. Call the original tool again to get "
-                "a new question."
-            )
+        record = self._record(eid, request.owner)
+        if not isinstance(record, dict):
+            return record
         machine = self.host.machine(record["t"], request)
         if not self.store.add(_USED + eid, "1", self.ttl_s):
-            return Outcome.error(
-                f"The elicitationId {eid!r} was already used. Call the original tool again if "
-                "you need to ask again."
-            )
+            return Outcome.error(_used(eid, machine.name))
         action, content = answered
         answer: dict[str, Any] = {"action": action}
         if content is not None:
@@ -232,17 +230,18 @@ class Fallback:
         # NOTE: the record stays until it expires, so a second use is told it was used.
         return advanced
 
-    def _record(self, eid: str, session: Session, principal: str) -> dict[str, Any] | None:
+    def _record(self, eid: str, principal: str) -> dict[str, Any] | Outcome:
+        """The question's record, if ``principal`` may answer it; else the refusal to return."""
         raw = self.store.get(_RECORD + eid)
         if raw is None:
-            return None
+            return Outcome.error(_unknown(eid, self.ttl_s))
         record: dict[str, Any] = json.loads(raw)
-        if record["s"] != session.id or record["p"] != principal_digest(principal):
+        if record["p"] != principal_digest(principal):
             log.warning(
-                "elicitation id of another session",
-                extra={"event": "fallback_refused", "elicitation": _tag(eid)},
+                "elicitation id of another caller",
+                extra={"event": "fallback_refused", "reason": "caller", "elicitation": _tag(eid)},
             )
-            return None
+            return Outcome.error(_foreign(eid))
         return record
 
 
@@ -287,6 +286,34 @@ def _mismatch(exc: ProtocolError) -> Outcome:
                 "with the same elicitationId.",
             ]
         )
+    )
+
+
+def _unknown(eid: str, ttl_s: float) -> str:
+    return (
+        f"No question has the elicitationId {eid!r}: either it is not the exact id a tool result "
+        f"gave, or the question expired (an id is valid for {lifetime(ttl_s)} after it is given). "
+        "Check that you copied the id exactly. If you did, the question expired: tell the user, "
+        "and call the tool again only if they still want it done (that asks a new question). "
+        "Sending this id again will not work."
+    )
+
+
+def _foreign(eid: str) -> str:
+    return (
+        f"The elicitationId {eid!r} belongs to a question asked of another user (another "
+        "login or token), and only they can answer it. Nothing was done. Do not send it again: "
+        "if this user wants the same thing done, call the tool yourself; it asks them its own "
+        "question."
+    )
+
+
+def _used(eid: str, tool: str) -> str:
+    return (
+        f"The elicitationId {eid!r} was already used: its answer was sent, and {tool} went on "
+        "with it (its result was returned then). Nothing more was done now. Do not send it "
+        "again; call "
+        f"{tool} again only if the user wants it done once more."
     )
 
 
