@@ -144,8 +144,9 @@ class Authenticator:
             # keeps one display name (or one that reads the same) from standing for two people.
             raise AuthError(
                 "invalid_token",
-                f"the sub claim {identity.principal!r} reads as {taken!r}, the name of a static "
-                "token; a JWT may not act as a static token's holder (rename the static token)",
+                f"the sub claim {identity.principal!r} is or reads as {taken!r}, the name of a "
+                "static token; a JWT may not act as a static token's holder (rename the static "
+                "token)",
             )
         return replace(identity, proof=token)
 

@@ -409,6 +409,8 @@ def build_app(
     RUNNER.limit_callers(settings.limits.handler_threads if authenticator.enabled else None)
     app: falcon.App[falcon.Request, falcon.Response] = falcon.App()
     app.add_route("/mcp", McpResource(served.endpoint, settings, gate))
+    if served.approvals is not None:
+        served.approvals.authenticator = authenticator  # every decision: the person again, now
     if authenticator.enabled and served.approvals is not None:
         add_approvals_api(app, served.approvals, gate)
     for path in protected_resource_paths(settings.auth):
@@ -419,7 +421,9 @@ def build_app(
         app.add_route("/metrics", MetricsResource(served.metrics))
     keys = settings.secrets or (ensure_secret(settings.data_dir),)
     inbox = approvals if approvals is not None else served.approvals or EMPTY_INBOX
-    mount_pages(app, authenticator, inbox, keys, settings.auth.browser, served.url_asks)
+    mount_pages(
+        app, authenticator, inbox, keys, settings.auth.browser, served.url_asks, served.store
+    )
     return app
 
 
