@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import falcon
 
 from host import jsonvalues
+from host.approvals.probe import PROBE_PATH, StoreProbeResource
 from host.assembly import Assembly, assemble, ensure_secret
 from host.auth import Authenticator, Identity, protected_resource_paths
 from host.errors import ProtocolError, SettingsError
@@ -413,6 +414,8 @@ def build_app(
         served.approvals.authenticator = authenticator  # every decision: the person again, now
     if authenticator.enabled and served.approvals is not None:
         add_approvals_api(app, served.approvals, gate)
+    if authenticator.enabled:  # NOTE: where the pages are: host stdio asks (probe)
+        app.add_route(PROBE_PATH + "{name}", StoreProbeResource(served.store))
     for path in protected_resource_paths(settings.auth):
         app.add_route(path, MetadataResource(gate))
     app.add_route("/healthz", HealthResource())
