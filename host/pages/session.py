@@ -105,6 +105,8 @@ class Sessions:
         now = time.time()
         expires = min(now + SESSION_S, _token_expiry(identity))
         proof = identity.proof if identity.method == "static" else self._seal(identity.proof)
+        for old in self._ids(req):
+            self.book.end(old)  # NOTE: signing in again replaces the browser's session
         sid = secrets.token_urlsafe(32)
         self.book.open(PageSession(
             session_key(sid), identity.principal, identity.method, tuple(sorted(identity.scopes)),
