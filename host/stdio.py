@@ -28,8 +28,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from host import jsonvalues
+from host.approvals.probe import inbox_problem
 from host.assembly import assemble
 from host.auth import ANONYMOUS, Identity, local_user
+from host.errors import SettingsError
 from host.logs import configure_logging
 from host.protocol import Endpoint, EventStream, Reply, RequestContext
 from host.protocol.jsonrpc import failure, internal_error
@@ -176,10 +178,13 @@ def open_endpoint(
 
     Specs, store and keys are found as ``host serve`` finds them. The client is the
     operating-system user who launched the host, holding every scope the tools need: whoever
-    can start the host can already do anything it does.
+    can start the host can already do anything it does. Specs whose tools ask people on the
+    host's pages (approve steps, URL asks) are served only when ``HOST_PUBLIC_URL`` names a
+    running host that serves those pages on the same store (:mod:`host.approvals.probe`).
 
     Raises:
         host.errors.SpecError: The specs have problems.
+        host.errors.SettingsError: Nobody could decide or answer for the tools that need it.
         host.errors.HostError: A setting or the store is unusable.
     """
     settings = Settings.from_env()
@@ -189,6 +194,13 @@ def open_endpoint(
         settings = replace(settings, handlers_dir=handlers)
     # NOTE: stdio has no /metrics to read them from, so nothing is collected.
     served = assemble(replace(settings, metrics=False))
+    deciding = sorted(name for name, m in served.machines.items() if m.signs_in)
+    problem = None
+    if deciding:
+        problem = inbox_problem(served.store, settings.auth.browser.public_url, deciding)
+    if problem is not None:
+        served.store.close()
+        raise SettingsError(problem, "HOST_PUBLIC_URL")
     scopes = frozenset().union(*(m.scopes for m in served.machines.values()))
     return served.endpoint, replace(local_user(), scopes=scopes)
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Mapping
 
 from host.approvals.inbox import Decision, InboxRequest
-from host.auth import missing_scopes
+from host.auth import Authenticator, missing_scopes
 from host.auth.identity import Identity
 from host.errors import Forbidden, NotFound
 from host.machine import Machine
@@ -51,6 +51,22 @@ class ApprovalsService:
         self.store = store
         self.digests = {name: m.definition for name, m in machines.items()}
         self.on_decided = decided
+        #: Establishes a person again at each decision; set by the app that serves the routes
+        #: (None: identities are taken as given, as in-process tools and tests hand them over).
+        self.authenticator: Authenticator | None = None
+
+    def current(self, who: Identity) -> Identity:
+        """Who ``who`` is now: "may this person decide now", the one check every route makes.
+
+        The inbox (at each page, from the session's proof), the API and the command line (at
+        each decision) all call it: the person is established again exactly as an API call
+        would be, so a revoked static token is refused (within the tokens file's look-up
+        interval, a second) and a removed approver scope no longer counts.
+
+        Raises:
+            host.errors.AuthError: The proof no longer holds (the person is signed out).
+        """
+        return who if self.authenticator is None else self.authenticator.again(who)
 
     def decidable(self, who: Identity) -> list[InboxRequest]:
         """The pending requests ``who`` may decide, newest first."""
@@ -90,11 +106,13 @@ class ApprovalsService:
             ValueError: ``verdict`` is neither ``approve`` nor ``reject``.
             NotFound: There is no such request.
             Forbidden: ``who`` made the call, or holds none of its approver scopes.
+            host.errors.AuthError: ``who``'s proof no longer holds (:meth:`current`).
             Conflict: The request is no longer pending (decided, expired or voided), or ``who``
                 decided it already.
         """
         if verdict not in VERDICTS:
             raise ValueError(f"a verdict is approve or reject, not {verdict!r}")
+        who = self.current(who)
         request = self.store.request(request_id)
         if request is None:
             raise NotFound(f"there is no approval request {request_id}")

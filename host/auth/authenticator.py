@@ -7,13 +7,15 @@ The one entry point the transport calls per request. Tokens are read from the he
 One name, one person: a static token's principal is its name, a JWT's is its ``sub``; what either
 keeps (``requestState``, sessions, remembered approvals, approval requests, URL asks) is owned by
 :attr:`~host.auth.identity.Identity.owner`, qualified by source, so neither can ever open the
-other's. A JWT whose ``sub`` is the name of a current static token is refused besides, so that one
+other's. A JWT whose ``sub`` reads as the name of a current static token (the same after NFKC case
+folding, or by its UTS #39 skeleton: :mod:`host.auth.names`) is refused besides, so that one
 display name does not read as two people in the logs.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from host.auth.errors import AuthError, AuthSettingsError
@@ -136,15 +138,35 @@ class Authenticator:
         if self._jwt is None:
             raise AuthError("invalid_token", "not a static token, and HOST_AUTH_ISSUER is not set")
         identity = self._jwt.verify(token)
-        if self._static is not None and self._static.holds(identity.principal):
+        taken = None if self._static is None else self._static.holds(identity.principal)
+        if taken is not None:
             # NOTE: ownership is by Identity.owner and never meets a static name; this refusal only
-            # keeps one display name from standing for two people while both are in use.
+            # keeps one display name (or one that reads the same) from standing for two people.
             raise AuthError(
                 "invalid_token",
-                f"the sub claim {identity.principal!r} is the name of a static token; a JWT may "
-                "not act as a static token's holder (rename the static token)",
+                f"the sub claim {identity.principal!r} is or reads as {taken!r}, the name of a "
+                "static token; a JWT may not act as a static token's holder (rename the static "
+                "token)",
             )
-        return identity
+        return replace(identity, proof=token)
+
+    def again(self, who: Identity) -> Identity:
+        """``who`` established again now, from its proof, exactly as a new request would be.
+
+        A static token's holder is looked up by the token's digest (a revoked token, or its
+        scopes as the tokens file says now); a JWT is verified again (expired, or its ``sub``
+        now a static token's name). ``anonymous`` stays itself where auth is off.
+
+        Raises:
+            AuthError: ``invalid_token`` when the proof no longer holds.
+        """
+        if not self.settings.enabled:
+            return ANONYMOUS
+        if who.method == "static" and self._static is not None:
+            return self._static.identify_digest(who.proof)
+        if who.method == "jwt" and who.proof:
+            return self.authenticate(f"Bearer {who.proof}")
+        raise AuthError("invalid_token", f"nothing proves {who.principal!r} again")
 
     def warm_up(self) -> str | None:
         """Fetch the issuer's keys now, to find problems at start-up rather than per request.

@@ -25,6 +25,8 @@ class Identity:
         scopes: The scopes the caller holds (see :func:`host.auth.scopes.missing_scopes`).
         claims: The verified token's claims, read-only (empty without a JWT).
         method: How the caller was authenticated.
+        proof: What establishes the caller again, later (:meth:`host.auth.Authenticator.again`):
+            a static token's digest (hex), or a JWT itself; empty for no authentication.
     """
 
     principal: str
@@ -33,6 +35,7 @@ class Identity:
     # scopes are the same caller even though their tokens (and so ``iat``, ``jti``) differ.
     claims: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, compare=False, repr=False)
     method: AuthMethod = "none"
+    proof: str = field(default="", compare=False, repr=False)
 
     @property
     def owner(self) -> str:

@@ -20,6 +20,7 @@ from types import MappingProxyType
 
 from host.auth.errors import AuthError, AuthSettingsError
 from host.auth.identity import Identity
+from host.auth.names import same_name
 from host.auth.tokenfile import TokenRecord, digest, read_tokens
 
 __all__ = ["StaticTokens"]
@@ -68,25 +69,41 @@ class StaticTokens:
         Raises:
             AuthError: ``invalid_token`` when no current token matches.
         """
-        wanted = digest(token)
+        return self.identify_digest(digest(token).hex())
+
+    def identify_digest(self, sha256: str) -> Identity:
+        """The identity of the static token whose digest is ``sha256`` (hex), as it is now.
+
+        Raises:
+            AuthError: ``invalid_token`` when no current token has that digest.
+        """
+        try:
+            wanted = bytes.fromhex(sha256)
+        except ValueError:
+            wanted = b""
         found = None
         # NOTE: every record is compared, in constant time, so timing tells nothing of which
         # digest came close or where in the file a match is.
         for record in self._current():
             if hmac.compare_digest(record.sha256, wanted):
                 found = record
-        if found is None:
+        if found is None or not wanted:
             raise AuthError("invalid_token", "no such static token (unknown or revoked)")
         return Identity(
             principal=found.name,
             scopes=frozenset(found.scopes),
             claims=MappingProxyType({"sub": found.name, "scope": " ".join(found.scopes)}),
             method="static",
+            proof=found.sha256.hex(),
         )
 
-    def holds(self, name: str) -> bool:
-        """Whether a current static token is named ``name``."""
-        return any(record.name == name for record in self._current())
+    def holds(self, name: str) -> str | None:
+        """The current static token's name that a person would read as ``name``, or None.
+
+        NOTE: the same after NFKC case folding or by UTS #39 skeleton (:func:`same_name`), so
+        ``ALICE`` or ``alice`` with a Cyrillic ``i`` (U+0456) cannot stand for ``alice`` in a trail.
+        """
+        return next((r.name for r in self._current() if same_name(r.name, name)), None)
 
     def _current(self) -> tuple[TokenRecord, ...]:
         with self._lock:

@@ -23,4 +23,5 @@ SUMMARIES: dict[str, str] = {
         "approval requests on a host (pending, approve, reject)"
     ),
     "audit": "show the audit trail: who called which tool, what they answered, how it ended",
+    "sessions": "list and end the sessions of people signed in to the pages (the inbox)",
 }

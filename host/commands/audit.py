@@ -17,6 +17,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from host.auth.names import shown
 from host.commands.options import add_store, open_store_of
 from host.commands.printable import json_text, printable
 from host.spec.durations import DurationError, parse_duration
@@ -84,7 +85,7 @@ def line(record: AuditRecord) -> str:
     """One record as one line of text, whatever its fields hold (see :func:`printable`)."""
     parts = [
         iso(record.time),
-        record.principal,
+        shown(record.principal),
         record.tool,
         record.outcome,
         f"{record.duration_s * 1000:.0f}ms",
@@ -107,7 +108,7 @@ def _approval(used: Mapping[str, Any]) -> str:
     """A confirm gone past (``restart (asked)``), or an approval request and its approvers."""
     if "request" not in used or used.get("via") != "approvers":
         return f"{used.get('question')} ({used.get('via')})"
-    by = ", ".join(str(p) for p in used.get("approved_by") or ()) or "nobody"
+    by = ", ".join(shown(str(p)) for p in used.get("approved_by") or ()) or "nobody"
     return f"request {used['request']} {used.get('status')} by {by}"
 
 

@@ -58,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
         status, body = _call("POST", f"{base}/{args.id}/{args.action}", token, body_in)
     if status != 200:
         message = body.get("message") or body.get("error_description") or body.get("error")
+        if status == 401:
+            message = "the token was refused (unknown, revoked or expired): use a current one"
         print(f"host approvals: refused ({status}): {message}", file=sys.stderr)
         return 1
     if args.action != "pending":

@@ -22,6 +22,7 @@ from host.pages.signin import (
 )
 from host.pages.site import Site
 from host.protocol.url_asks import ASK_PATH, UrlAskBook
+from host.store import Store
 
 __all__ = ["STYLESHEET", "mount_pages"]
 
@@ -60,6 +61,7 @@ def mount_pages(
     keys: tuple[str, ...],
     settings: BrowserSettings,
     asks: UrlAskBook | None = None,
+    store: Store | None = None,
 ) -> None:
     """Add the sign-in and inbox pages to ``app`` (nothing without auth settings).
 
@@ -73,9 +75,12 @@ def mount_pages(
         keys: Signing keys for the cookies, newest first.
         settings: The sign-in client and the public URL.
         asks: The URL asks, whose pages are served too.
+        store: Where the sessions live (required where the pages are served).
     """
     if not authenticator.enabled:
         return
+    if store is None:
+        raise ValueError("the pages keep their sessions in the store: give one")
     oidc = None
     if settings.oidc and authenticator.settings.issuer is not None:
         try:
@@ -87,8 +92,9 @@ def mount_pages(
             ) from None
         oidc = OidcSignIn(authenticator, settings)
     secure = None if settings.public_url is None else settings.secure_cookies(settings.public_url)
+    sessions = Sessions(keys, secure, store.sessions)
     site = Site(
-        Pages(settings.public_url or ""), Sessions(keys, secure), service, authenticator, oidc,
+        Pages(settings.public_url or ""), sessions, service, authenticator, oidc,
         settings.public_url,
     )  # fmt: skip
     app.add_route("/approvals", InboxResource(site))

@@ -14,6 +14,8 @@ from typing import Any
 import falcon
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+from host.auth.names import shown
+
 __all__ = ["CSP", "Pages", "age", "secure_headers"]
 
 CSP = (
@@ -73,6 +75,7 @@ class Pages:
         )
         self._env.filters["age"] = age
         self._env.filters["clock"] = _clock
+        self._env.filters["who"] = shown  # NOTE: names as they are, non-ASCII made visible
 
     def link(self, path: str) -> str:
         """The URL of the host's ``path`` (which starts with ``/``)."""

@@ -27,6 +27,10 @@ __all__ = [
 class Inbox(Protocol):
     """The approval requests, as the person signed in may see and decide them."""
 
+    def current(self, who: Identity) -> Identity:
+        """``who`` established again now; raises :class:`host.auth.AuthError` if they may not."""
+        ...
+
     def decidable(self, who: Identity) -> list[InboxRequest]:
         """The pending requests ``who`` may decide."""
         ...
@@ -46,6 +50,10 @@ class Inbox(Protocol):
 
 class EmptyInbox:
     """The service of a host whose specs ask nobody for approval: nothing to decide."""
+
+    def current(self, who: Identity) -> Identity:
+        """``who`` as given: nothing here can be decided."""
+        return who
 
     def decidable(self, who: Identity) -> list[InboxRequest]:
         """Nothing is pending."""

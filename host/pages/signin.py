@@ -124,11 +124,11 @@ class SignOutResource:
 
     @guarded
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """Clear the session cookie and show the sign-in page."""
+        """End the session (every copy of its cookie) and show the sign-in page."""
         session = self.site.sessions.read(req)
         if session is not None and not self.site.csrf_ok(req, resp, session.sid):
             return
-        self.site.sessions.end(resp)
+        self.site.sessions.end(req, resp)
         self.site.pages.redirect(resp, "/approvals/sign-in")
 
     @guarded

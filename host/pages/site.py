@@ -6,12 +6,12 @@ import functools
 import logging
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import falcon
 
-from host.auth import Authenticator
+from host.auth import Authenticator, AuthError
 from host.pages.render import Pages
 from host.pages.service import Inbox
 from host.pages.session import Session, Sessions
@@ -21,9 +21,14 @@ if TYPE_CHECKING:
     # a host with an issuer mounts it, so a host without the extra serves as before.
     from host.auth.browser import OidcSignIn
 
-__all__ = ["Site", "guarded", "safe_next"]
+__all__ = ["SIGNED_OUT", "Site", "guarded", "safe_next"]
 
 log = logging.getLogger("host.pages")
+
+#: What the sign-in page says to a person whose session ended because its token no longer holds.
+SIGNED_OUT = (
+    "You were signed out: the token you signed in with was revoked or has expired. Sign in again."
+)
 
 
 def guarded(responder: Callable[..., None]) -> Callable[..., None]:
@@ -97,11 +102,28 @@ class Site:
         )  # fmt: skip
 
     def session(self, req: falcon.Request, resp: falcon.Response) -> Session | None:
-        """The signed-in person; None after answering with the sign-in page."""
+        """The signed-in person as they are now; None after answering with the sign-in page.
+
+        NOTE: the person is established again at every page (:meth:`Inbox.current`, the check
+        each decision makes too), so a revoked token signs its sessions out at once, and the
+        scopes shown are the ones held now.
+        """
         session = self.sessions.read(req)
         if session is None:
             self.sign_in_page(req, resp)
-        return session
+            return None
+        try:
+            now = self.service.current(session.identity)
+        except AuthError as exc:
+            log.info(
+                "signed out: the session's token no longer holds",
+                extra={"event": "pages_signed_out", "principal": session.principal,
+                       "reason": exc.reason},
+            )  # fmt: skip
+            self.sessions.end(req, resp)
+            self.sign_in_page(req, resp, 401, SIGNED_OUT)
+            return None
+        return replace(session, principal=now.principal, scopes=now.scopes)
 
     def refuse(self, resp: falcon.Response, status: int, title: str, text: str) -> None:
         """An error page (403, 404, 409) for a signed-in person."""

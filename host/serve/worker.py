@@ -17,6 +17,10 @@ it (its turn given away, :meth:`host.serve.pool.RequestPool.between`) and serves
 was first measured at a tenth to an eighth less CPU per call served; against its parent with
 ``bench/compare.py``, at most a few percent and the same tail (``bench/RESULTS.md``). A quiet
 connection goes back to the poller as before.
+
+NOTE: every request, on either path, is served through :class:`host.serve.drain.Drained`: a body
+the app did not read is drained (bounded) before the response, or the response says
+``Connection: close``, so a kept-alive connection's next request always gets an answer.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import Any
 
 from gunicorn.workers.gthread import ThreadWorker as _GthreadWorker
 
+from host.serve.drain import Drained, serving
 from host.serve.pool import RequestPool
 
 __all__ = ["ThreadWorker"]
@@ -37,6 +42,19 @@ class ThreadWorker(_GthreadWorker):  # type: ignore[misc]
     Its threads are a :class:`host.serve.pool.RequestPool`: ``--threads`` of them, only a few
     running at once.
     """
+
+    def load_wsgi(self) -> None:
+        """Load the app, wrapped so that no request's unread body is left on its connection."""
+        super().load_wsgi()
+        self.wsgi: Any = Drained(self.wsgi)
+
+    def handle_request(self, req: Any, conn: Any) -> Any:
+        """Serve one request, noted for :class:`host.serve.drain.Drained` (on every path)."""
+        serving(req)
+        try:
+            return super().handle_request(req, conn)
+        finally:
+            serving(None)
 
     def get_thread_pool(self) -> RequestPool:
         """The worker's request threads (gunicorn's hook for its pool)."""

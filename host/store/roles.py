@@ -18,6 +18,7 @@ from typing import Protocol
 from host.store.places import Places
 from host.store.records import Approval, AuditRecord
 from host.store.requests import ApprovalRequest
+from host.store.sessions import SessionRecords
 from host.store.values import ActState, Risk
 from host.store.waiting import Watcher
 
@@ -231,6 +232,11 @@ class Backend(Protocol):
     @property
     def places(self) -> Places:
         """Places."""
+        ...
+
+    @property
+    def sessions(self) -> SessionRecords:
+        """The pages' sign-in sessions."""
         ...
 
     @property

@@ -92,6 +92,7 @@ from host.store.leases import LeaseKeeper
 from host.store.records import Approval, AuditRecord
 from host.store.requests import HISTORY_S, ApprovalRequest, Decision, Verdict
 from host.store.roles import Backend, Claims, Started
+from host.store.sessions import SessionBook
 from host.store.values import DEFAULT_LEASE_S, ActState, Risk
 from host.store.waiting import poll_until, pop_waiting
 
@@ -115,6 +116,7 @@ class Store:
 
     Attributes:
         lease_s: As given.
+        sessions: The pages' sign-in sessions (:mod:`host.store.sessions`).
     """
 
     def __init__(self, backend: Backend, *, lease_s: float = DEFAULT_LEASE_S) -> None:
@@ -131,6 +133,7 @@ class Store:
         self._requests = backend.requests
         self._places = backend.places
         self._asks = UrlAskRecords(self)
+        self.sessions = SessionBook(backend.sessions)
         self._keeper = LeaseKeeper(self._renew, lease_s, repr(backend))
 
     def __repr__(self) -> str:

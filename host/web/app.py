@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import falcon
 
 from host import jsonvalues
+from host.approvals.probe import PROBE_PATH, StoreProbeResource
 from host.assembly import Assembly, assemble, ensure_secret
 from host.auth import Authenticator, Identity, protected_resource_paths
 from host.errors import ProtocolError, SettingsError
@@ -409,8 +410,12 @@ def build_app(
     RUNNER.limit_callers(settings.limits.handler_threads if authenticator.enabled else None)
     app: falcon.App[falcon.Request, falcon.Response] = falcon.App()
     app.add_route("/mcp", McpResource(served.endpoint, settings, gate))
+    if served.approvals is not None:
+        served.approvals.authenticator = authenticator  # every decision: the person again, now
     if authenticator.enabled and served.approvals is not None:
         add_approvals_api(app, served.approvals, gate)
+    if authenticator.enabled:  # NOTE: where the pages are: host stdio asks (probe)
+        app.add_route(PROBE_PATH + "{name}", StoreProbeResource(served.store))
     for path in protected_resource_paths(settings.auth):
         app.add_route(path, MetadataResource(gate))
     app.add_route("/healthz", HealthResource())
@@ -419,7 +424,9 @@ def build_app(
         app.add_route("/metrics", MetricsResource(served.metrics))
     keys = settings.secrets or (ensure_secret(settings.data_dir),)
     inbox = approvals if approvals is not None else served.approvals or EMPTY_INBOX
-    mount_pages(app, authenticator, inbox, keys, settings.auth.browser, served.url_asks)
+    mount_pages(
+        app, authenticator, inbox, keys, settings.auth.browser, served.url_asks, served.store
+    )
     return app
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import falcon
 
 from host.approvals.service import ApprovalsService
-from host.auth import Identity
+from host.auth import AuthError, Identity
 from host.errors import Conflict, Forbidden, HostError, NotFound
 from host.protocol import ijson
 from host.web.auth import Gate
@@ -106,6 +106,8 @@ class _Decide(_Resource):
             return
         try:
             resp.media = self.service.decide(who, request_id, verdict, reason).plain()
+        except AuthError as exc:  # NOTE: revoked between the door and the decision
+            self.gate.refuse(resp, exc)
         except (NotFound, Forbidden, Conflict) as exc:
             _fail(resp, exc)
 

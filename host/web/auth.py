@@ -68,17 +68,21 @@ class Gate:
                 raise AuthError("invalid_token", "a token in the query string")
             return self.authenticator.authenticate(req.get_header("Authorization"))
         except AuthError as exc:
-            log.info(
-                "request refused",
-                extra={"event": "auth_refused", "kind": exc.kind, "reason": exc.reason},
-            )
-            notify_refused(self.observers, Refusal("unauthenticated", exc.kind))
-            resp.status = 401
-            resp.set_header(
-                "WWW-Authenticate", unauthorized_challenge(self.settings, exc.kind, self.scopes)
-            )
-            resp.media = {"error": exc.kind, "error_description": str(exc)}
+            self.refuse(resp, exc)
             return None
+
+    def refuse(self, resp: falcon.Response, exc: AuthError) -> None:
+        """Answer 401 with the challenge, for a token refused at the door or at a decision."""
+        log.info(
+            "request refused",
+            extra={"event": "auth_refused", "kind": exc.kind, "reason": exc.reason},
+        )
+        notify_refused(self.observers, Refusal("unauthenticated", exc.kind))
+        resp.status = 401
+        resp.set_header(
+            "WWW-Authenticate", unauthorized_challenge(self.settings, exc.kind, self.scopes)
+        )
+        resp.media = {"error": exc.kind, "error_description": str(exc)}
 
     def forbid(self, resp: falcon.Response, needed: Sequence[str]) -> None:
         """Add the ``insufficient_scope`` challenge to a 403 the protocol layer answered."""

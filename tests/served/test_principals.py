@@ -5,9 +5,10 @@ principal: the JWT opened alice's ``requestState``, her session and her remember
 such a JWT is refused (401 ``invalid_token``); other subjects, and alice's own token, work as
 before. Nor does it rest on that refusal: what a caller keeps is owned by its principal qualified
 by source (``jwt:alice`` is never ``alice``), so once alice's token is revoked and a JWT named
-alice is let in, it still opens none of her states, sessions or remembered approvals. A ``sub`` with
-control or bidi characters is refused too: a principal is printed and stored, and must read as
-one name.
+alice is let in, it still opens none of her states, sessions or remembered approvals. A ``sub`` that
+only reads as ``alice`` (``ALICE``, fullwidth letters, a Cyrillic ``i``) is refused as ``alice``
+is. A ``sub`` with control or bidi characters is refused too: a principal is printed and stored,
+and must read as one name.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def test_the_refusal_follows_the_tokens_file(
     with pytest.raises(AuthError) as caught:
         auth.authenticate(f"Bearer {token}")
     assert caught.value.kind == "invalid_token"
-    assert "is the name of a static token" in caught.value.reason
+    assert "the name of a static token" in caught.value.reason
     static = auth.authenticate(f"Bearer {alice}")
     assert static.principal == static.owner == "alice"
     assert auth.authenticate(f"Bearer {oauth_server.token(sub='alice2')}").principal == "alice2"
@@ -157,3 +158,33 @@ def test_a_sub_that_would_not_print_as_one_name_is_refused(
     with pytest.raises(AuthError) as caught:
         auth.authenticate(f"Bearer {oauth_server.token(sub=sub)}")
     assert "unprintable characters or is too long" in caught.value.reason
+
+
+# NOTE: U+0456 CYRILLIC SMALL LETTER BYELORUSSIAN-UKRAINIAN I, and fullwidth Latin letters.
+LOOK_ALIKES = [
+    "ALICE",
+    "Alice",
+    "al\u0456ce",
+    "\uff41\uff4c\uff49\uff43\uff45",
+    "aIice",
+    "AL\u0406CE",
+]
+
+
+def test_a_sub_that_reads_as_a_static_tokens_name_is_refused(
+    http: falcon.testing.TestClient, oauth_server: MockAuthServer, alice: str
+) -> None:
+    for sub in LOOK_ALIKES:
+        refused(Mcp(http, token=oauth_server.token(sub=sub)).call("whoami"))
+    owner = Mcp(http, token=alice)
+    assert owner.result(owner.call("whoami"))["resultType"] == "input_required"
+
+
+def test_a_sub_that_only_resembles_a_static_tokens_name_is_let_in_as_written(
+    http: falcon.testing.TestClient, oauth_server: MockAuthServer
+) -> None:
+    for sub in ["alicia", "bob", "al1ce-ops", "\u0430\u0431\u0432"]:
+        caller = Mcp(http, token=oauth_server.token(sub=sub))
+        state = caller.result(caller.call("whoami"))["requestState"]
+        done = caller.result(caller.call("whoami", responses=YES, state=state))
+        assert done["structuredContent"]["principal"] == sub  # shown as it is, never folded

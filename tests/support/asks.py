@@ -23,6 +23,7 @@ from host.auth.tokenfile import create_token
 from host.client.wire import WsgiTransport
 from host.pages.session import SESSION_COOKIE, Sessions
 from host.settings import Settings
+from host.store import open_store
 from host.testing import McpClient
 from support.paths import FIXTURES
 from support.servers import host_serve
@@ -130,9 +131,13 @@ class AskHost:
 
     def browser_as(self, identity: Identity) -> Visitor:
         """A browser whose session is ``identity``'s, as a sign-in at an issuer makes it."""
-        sessions = Sessions([SECRET_KEY], secure=False)
-        resp = falcon.Response()
-        sessions.begin(falcon.testing.create_req(), resp, identity)
+        store = open_store(f"sqlite:///{self.data_dir / 'store.db'}")
+        try:
+            sessions = Sessions([SECRET_KEY], secure=False, book=store.sessions)
+            resp = falcon.Response()
+            sessions.begin(falcon.testing.create_req(), resp, identity)
+        finally:
+            store.close()
         visitor = Visitor(self.app)
         visitor.jar[SESSION_COOKIE] = resp._cookies[SESSION_COOKIE].value
         return visitor

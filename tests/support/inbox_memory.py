@@ -73,6 +73,10 @@ class MemoryApprovals:
             self._requests[request.id] = request
         return request
 
+    def current(self, who: Identity) -> Identity:
+        """``who`` as given (the host's own service establishes the person again)."""
+        return who
+
     def decidable(self, who: Identity) -> list[InboxRequest]:
         """The pending requests ``who`` may decide."""
         with self._lock:

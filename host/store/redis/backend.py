@@ -6,7 +6,8 @@ and locks under ``<prefix>lk:<name>`` (:mod:`host.store.redis.acts`), queues und
 (:mod:`host.store.redis.approvals`), audit records under ``<prefix>au:``
 (:mod:`host.store.redis.audit`) and approval requests under ``<prefix>rq`` and ``<prefix>rb:``
 (:mod:`host.store.redis.requests`), places under ``<prefix>pl:``
-(:mod:`host.store.redis.places`). Token checks that must be atomic are small Lua scripts.
+(:mod:`host.store.redis.places`), the pages' sessions under ``<prefix>se``
+(:mod:`host.store.redis.sessions`). Token checks that must be atomic are small Lua scripts.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from host.store.redis.queues import RedisQueues
 from host.store.redis.records import RedisRecords
 from host.store.redis.requests import RedisRequests
 from host.store.redis.risks import redis_risks, unchecked_redis
+from host.store.redis.sessions import RedisSessions
 from host.store.values import Risk
 
 __all__ = ["RedisBackend"]
@@ -59,6 +61,7 @@ class RedisBackend:
         self.approvals = RedisApprovals(self.client)
         self.requests = RedisRequests(self.client)
         self.places = RedisPlaces(self.client)
+        self.sessions = RedisSessions(self.client)
 
     def __repr__(self) -> str:
         return f"RedisBackend({self.client.url!r})"

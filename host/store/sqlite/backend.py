@@ -6,7 +6,8 @@ results are committed with ``synchronous = FULL`` (they survive a power loss), t
 same moment by a worker's threads together (:mod:`host.store.sqlite.durable`); other records with
 ``NORMAL`` (they survive a crash of the process). Connections, file modes and the check that the
 file is still the one opened live in :mod:`host.store.sqlite.pool`; each role in a module of its
-own (acts and locks, records, queues, approvals, audit, approval requests, places).
+own (acts and locks, records, queues, approvals, audit, approval requests, places, the pages'
+sessions).
 """
 
 from __future__ import annotations
@@ -16,7 +17,16 @@ import time
 from pathlib import Path
 
 from host.errors import StoreError
-from host.store.sqlite import acts, approvals, audit, places, queues, records, requests
+from host.store.sqlite import (
+    acts,
+    approvals,
+    audit,
+    places,
+    queues,
+    records,
+    requests,
+    sessions,
+)
 from host.store.sqlite.durable import DurableWrites
 from host.store.sqlite.pool import Connections
 from host.store.sqlite.sweep import Sweeping
@@ -67,6 +77,7 @@ class SqliteBackend:
             audit.SCHEMA,
             requests.SCHEMA,
             places.SCHEMA,
+            sessions.SCHEMA,
         )
         with self.pool.connection() as conn:
             # executescript() runs the text as is, so this is one transaction of its own.
@@ -79,6 +90,7 @@ class SqliteBackend:
         self.audit = audit.SqliteAudit(self.pool, writes)
         self.requests = requests.SqliteRequests(self.pool, writes)
         self.places = places.SqlitePlaces(self.pool, writes)
+        self.sessions = sessions.SqliteSessions(self.pool, writes)
 
     def __repr__(self) -> str:
         return f"SqliteBackend({str(self.path)!r})"

@@ -24,6 +24,7 @@ _SWEPT = (
     "store_requests",
     "store_request_bindings",
     "store_places",
+    "store_sessions",
 )
 """The tables whose rows have an ``expires`` time."""
 
