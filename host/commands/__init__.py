@@ -16,6 +16,7 @@ SUMMARIES: dict[str, str] = {
     "validate": "check specs and handlers; print every problem with its place",
     "schema": "print the spec language's JSON Schema",
     "test": "run the examples written in the specs",
+    "diff": "show what a spec change does: tools added, removed, changed; what a reload voids",
     "init": "create a starter spec directory: a server, a tool with a confirm, its handler",
     "token": "create, list and revoke static bearer tokens (HOST_AUTH_TOKENS)",
     "approvals": (

@@ -22,7 +22,7 @@ from host.errors import StoreError
 from host.store import Store
 from host.store.records import Approval, approval_id
 
-__all__ = ["StoreApprovals"]
+__all__ = ["StoreApprovals", "definition_key", "kept_definition"]
 
 log = logging.getLogger("host.protocol")
 
@@ -60,14 +60,7 @@ class StoreApprovals:
         except StoreError as exc:
             self._failed("read", question, exc)
             return False
-        if kept is None:
-            return False  # NOTE: no digest: which definition it was given under is unknown
-        try:
-            definition, granted = json.loads(kept)
-            regranted = abs(float(granted) - found.granted) > _SAME_GRANT_S
-        except (ValueError, TypeError):
-            return False  # NOTE: unreadable: ask the user rather than guess
-        return not regranted and definition == self.definition
+        return kept_definition(found, kept) == self.definition
 
     def remember(self, question: str, key: str, for_s: float) -> None:
         """Keep this caller's yes to ``question`` about ``key`` for ``for_s`` seconds."""
@@ -91,3 +84,28 @@ class StoreApprovals:
             exc.message,
             extra={"event": "approval_failed", "tool": self.tool, "question": question},
         )
+
+
+def kept_definition(approval: Approval, kept: str | None) -> str | None:
+    """The definition digest ``approval`` was kept under, from what the store holds beside it
+    (``store.get("approval-definition:" + id)``); None when it counts under none.
+
+    NOTE: no digest (or an unreadable one, or one kept with another grant of it): nothing says
+    which definition it was given under, so it counts under none, before a reload or after.
+    """
+    if kept is None:
+        return None
+    try:
+        definition, granted = json.loads(kept)
+    except (ValueError, TypeError):
+        return None
+    try:
+        regranted = abs(float(granted) - approval.granted) > _SAME_GRANT_S
+    except (ValueError, TypeError):
+        return None
+    return None if regranted or not isinstance(definition, str) else definition
+
+
+def definition_key(approval: Approval) -> str:
+    """Where the store keeps the digest of the definition ``approval`` was given under."""
+    return _DEFINITION + approval.id
