@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from host.spec.diff import Change, ProjectDiff, ToolDiff, Voids
+from host.spec.diff import Change, ProjectDiff, ToolDiff
 
 __all__ = ["render", "to_json", "to_markdown", "to_text", "voids_text"]
 
@@ -32,16 +32,12 @@ def voids_text(tool: ToolDiff) -> str:
         return "new: nothing to void"
     if not tool.digest_changed:
         return "definition unchanged: its calls and approvals carry over a reload"
-    counted = "" if tool.voids is None else _counted(tool.voids, tool.name)
-    between = "a reload ends its calls between rounds ('the tool changed')"
-    if tool.voids is None:
-        return f"{between} and voids its remembered approvals and open approval requests"
-    return f"{between}; {counted}"
-
-
-def _counted(voids: Voids, name: str) -> str:
+    between = "ends its calls between rounds ('the tool changed')"
+    voids = tool.voids
+    if voids is None:
+        return f"a reload {between} and voids its remembered approvals and open requests"
     if not voids.total:
-        return f"the store holds no remembered approvals or open requests of {name}"
+        return f"a reload {between}; the store holds no remembered approvals or open requests"
     counts = (
         (voids.remembered, "remembered approval{}"),
         (voids.pending, "pending request{}"),
@@ -49,7 +45,7 @@ def _counted(voids: Voids, name: str) -> str:
     )
     shown = [f"{n} " + what.format("" if n == 1 else "s") for n, what in counts if n]
     listed = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
-    return f"a reload voids {listed} of {name}"
+    return f"a reload voids {listed} of {tool.name}, and {between}"
 
 
 def _value(value: Any) -> str:
@@ -65,8 +61,10 @@ def _field(change: Change) -> str:
 
 def _summary(diff: ProjectDiff) -> str:
     seen = [t for t in diff.tools if t.caller_sees]
-    if not seen and not diff.server:
-        return "Nothing a caller sees changed."
+    if not seen:
+        return "The server changed; no tool did." if diff.server else (
+            "Nothing a caller sees changed."
+        )  # fmt: skip
     counts = {s: sum(1 for t in seen if t.status == s) for s in ("added", "removed", "changed")}
     parts = [f"{n} {s}" for s, n in counts.items() if n]
     tools = f"{len(seen)} tool{'' if len(seen) == 1 else 's'} changed for callers"
@@ -82,7 +80,7 @@ def to_text(diff: ProjectDiff) -> str:
     for note in diff.notes:
         lines.append(f"note: {note}")
     for change in diff.server:
-        lines.append(f"  server   {_field(change)}: {_value(change.old)} → {_value(change.new)}")
+        lines.append(f"  server   {change.path}: {_value(change.old)} → {_value(change.new)}")
     for tool in diff.tools:
         aspects = ", ".join(tool.aspects)
         lines.append(f"  {tool.status:<8} {tool.name}" + (f"   ({aspects})" if aspects else ""))
@@ -159,7 +157,7 @@ def to_markdown(diff: ProjectDiff) -> str:
         lines.append("")
     if diff.server:
         lines += ["**Server**", ""]
-        lines += [f"- `{_md(_field(c))}`: `{_md(_value(c.old))}` → `{_md(_value(c.new))}`"
+        lines += [f"- `{_md(c.path)}`: `{_md(_value(c.old))}` → `{_md(_value(c.new))}`"
                   for c in diff.server]  # fmt: skip
         lines.append("")
     for tool in (t for t in diff.tools if t.changes):
