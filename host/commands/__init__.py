@@ -20,7 +20,7 @@ SUMMARIES: dict[str, str] = {
     "init": "create a starter spec directory: a server, a tool with a confirm, its handler",
     "token": "create, list and revoke static bearer tokens (HOST_AUTH_TOKENS)",
     "approvals": (
-        "remembered approvals (list, revoke); "
+        "remembered approvals (remembered, revoke); "
         "approval requests on a host (pending, approve, reject)"
     ),
     "audit": "show the audit trail: who called which tool, what they answered, how it ended",
