@@ -1,4 +1,4 @@
-"""``host serve`` refusing to start leaves nothing behind: no data directory, no secret, no store."""
+"""``host serve`` refusing to start leaves nothing behind: no data directory, secret or store."""
 
 from __future__ import annotations
 
