@@ -141,12 +141,12 @@ class ApprovalsService:
 
     def _status(self, request: ApprovalRequest) -> RequestStatus:
         """The request's status now, voiding it first if its tool changed since it was made."""
-        status = request.status(time.time())
+        now = time.time()
         changed = self.digests.get(request.tool) != request.definition
-        if status in ("pending", "approved") and request.spent_by is None and changed:
+        if request.voidable(now) and changed:
             self.store.end_request(request.id, void=True)
             return "voided"
-        return status
+        return request.status(now)
 
     @staticmethod
     def _may_decide(who: Identity, request: ApprovalRequest) -> bool:

@@ -16,10 +16,11 @@ SUMMARIES: dict[str, str] = {
     "validate": "check specs and handlers; print every problem with its place",
     "schema": "print the spec language's JSON Schema",
     "test": "run the examples written in the specs",
+    "diff": "show what a spec change does: tools added, removed, changed; what a reload voids",
     "init": "create a starter spec directory: a server, a tool with a confirm, its handler",
     "token": "create, list and revoke static bearer tokens (HOST_AUTH_TOKENS)",
     "approvals": (
-        "remembered approvals (list, revoke); "
+        "remembered approvals (remembered, revoke); "
         "approval requests on a host (pending, approve, reject)"
     ),
     "audit": "show the audit trail: who called which tool, what they answered, how it ended",

@@ -1,9 +1,10 @@
-"""``host approvals list|revoke``: the yeses a host remembers (``remember:`` on a confirm).
+"""``host approvals remembered|revoke``: the yeses a host remembers (``remember:`` on a confirm).
 
 (``pending``, ``approve`` and ``reject``, which decide another person's requests on a running
 host, are :mod:`host.commands.decide`.)
 
-``list`` shows the approvals remembered now, each with the ``id`` that ``revoke ID`` takes;
+``remembered`` shows the approvals remembered now, each with the ``id`` that ``revoke ID`` takes
+(``list``, its older name, does the same and says so on stderr);
 ``revoke --principal P`` and ``--tool T`` forget every approval of a caller or a tool (both:
 those of the caller in that tool). A running host stops honouring a revoked approval at once: it
 looks each one up in the store when the confirm comes. Exit status: 0 done, 1 refused (an id
@@ -26,23 +27,30 @@ __all__ = ["configure", "run"]
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add ``host approvals``'s subcommands to its subparser."""
     parser.description = (
-        "The yeses the host remembers, kept in its store (the same --store and --data-dir, or "
-        "HOST_STORE and HOST_DATA_DIR, the host runs with)."
+        "Remembered yeses (remembered, revoke), kept in the host's store (the same --store and "
+        "--data-dir, or HOST_STORE and HOST_DATA_DIR, the host runs with); approval requests on "
+        "a running host (pending, approve, reject)."
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    listing = actions.add_parser("list", help="list the approvals remembered now, with their ids")
-    listing.add_argument("--principal", metavar="P", help="only those of this caller")
-    listing.add_argument("--tool", metavar="T", help="only those of this tool")
-    listing.add_argument("--format", choices=("text", "json"), default="text")
+    listings = [
+        actions.add_parser(
+            "remembered", help="list the yeses remembered now (remember:), with their ids"
+        ),
+        actions.add_parser("list", help="the same as remembered (its older name)"),
+    ]
+    for listing in listings:
+        listing.add_argument("--principal", metavar="P", help="only those of this caller")
+        listing.add_argument("--tool", metavar="T", help="only those of this tool")
+        listing.add_argument("--format", choices=("text", "json"), default="text")
     revoke = actions.add_parser(
         "revoke",
         help="forget approvals: one by id, or every one of a caller or a tool",
         description="Forget approvals. Running hosts ask the question again at once.",
     )
-    revoke.add_argument("id", nargs="?", metavar="ID", help="the approval's id (from list)")
+    revoke.add_argument("id", nargs="?", metavar="ID", help="the approval's id (from remembered)")
     revoke.add_argument("--principal", metavar="P", help="every approval of this caller")
     revoke.add_argument("--tool", metavar="T", help="every approval of this tool")
-    for sub in (listing, revoke):
+    for sub in (*listings, revoke):
         add_store(sub)
     decide.configure(actions)
 
@@ -54,9 +62,15 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "revoke" and not (args.id or args.principal or args.tool):
         print("host approvals revoke: give an ID, --principal P or --tool T", file=sys.stderr)
         return 2
+    if args.action == "list":
+        print(
+            "host approvals: list is the older name of remembered (the yeses remembered now); "
+            "requests waiting for a decision are host approvals pending",
+            file=sys.stderr,
+        )
     store = open_store_of(args)
     try:
-        if args.action == "list":
+        if args.action in ("remembered", "list"):
             return _list(store.approvals(principal=args.principal, tool=args.tool), args.format)
         count = store.revoke_approvals(approval=args.id, principal=args.principal, tool=args.tool)
     finally:
@@ -64,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if args.id and not count:
         print(
             f"host approvals: no approval {args.id!r} is remembered (it may have expired or been "
-            "revoked, or belong to another principal or tool); see host approvals list",
+            "revoked, or belong to another principal or tool); see host approvals remembered",
             file=sys.stderr,
         )
         return 1

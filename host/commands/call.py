@@ -175,8 +175,8 @@ def _say_remembered(client: McpClient, tool: str) -> None:
         if used.get("via") == "remembered":
             print(
                 f"host call: the confirm {used['question']!r} was not asked: a yes given before "
-                f"is remembered (approval {used.get('approval', '?')}; host approvals list shows "
-                "it, host approvals revoke ID asks again)",
+                f"is remembered (approval {used.get('approval', '?')}; host approvals remembered "
+                "shows it, host approvals revoke ID asks again)",
                 file=sys.stderr,
             )
 

@@ -51,6 +51,7 @@ __all__ = [
     "gunicorn_flags",
     "gunicorn_settings",
     "import_limit",
+    "keep_secret",
     "metrics_dir",
     "serve",
     "settings_problem",
@@ -89,8 +90,15 @@ class ServeOptions:
     store: str | None = None
 
 
-def worker_env(options: ServeOptions, environ: Mapping[str, str]) -> dict[str, str]:
-    """The environment gunicorn's workers get: the caller's, plus the host's settings."""
+def worker_env(
+    options: ServeOptions, environ: Mapping[str, str], *, secret: bool = True
+) -> dict[str, str]:
+    """The environment gunicorn's workers get: the caller's, plus the host's settings.
+
+    Args:
+        secret: Make (or read) the secret kept in the data directory when ``HOST_SECRET`` is
+            unset; False leaves it unset, so nothing is written before the settings are vetted.
+    """
     env = dict(environ)
     data_dir = (options.data_dir or Path(environ.get("HOST_DATA_DIR", ".host"))).resolve()
     env["HOST_DATA_DIR"] = str(data_dir)
@@ -100,25 +108,43 @@ def worker_env(options: ServeOptions, environ: Mapping[str, str]) -> dict[str, s
     if options.store:
         env["HOST_STORE"] = options.store
     env.setdefault("HOST_STORE", f"sqlite:///{data_dir / 'store.db'}")
+    if secret:
+        keep_secret(env)
+    return env
+
+
+def keep_secret(env: dict[str, str]) -> None:
+    """Set ``HOST_SECRET`` in ``env`` to the data directory's own secret when it is unset."""
     if not env.get("HOST_SECRET"):
+        data_dir = Path(env["HOST_DATA_DIR"])
         env["HOST_SECRET"] = ensure_secret(data_dir)
         print(
             f"host: no HOST_SECRET set; using the secret kept in {data_dir / 'secret'}. "
             "In production set HOST_SECRET (the same value on every instance).",
             file=sys.stderr,
         )
-    return env
 
 
-def settings_problem(env: Mapping[str, str], scopes: Sequence[str] = ()) -> str | None:
+def settings_problem(
+    env: Mapping[str, str], scopes: Sequence[str] = (), project: Project | None = None
+) -> str | None:
     """What makes the workers' settings unusable, or None.
 
-    A bad value, a tokens file someone else may change, an unreachable store, a store that can
-    forget act claims (unless acknowledged), or ``scopes`` (those the specs name) with no auth set.
+    A bad value, ``scopes`` (those the specs name) or steps that need a sign-in (in ``project``)
+    with no auth set, a tokens file someone else may change, an unreachable store, a store that
+    can forget act claims (unless acknowledged).
+
+    NOTE: what refuses without touching anything is asked first, so a host that will not start
+    leaves no store or data directory behind.
     """
     try:
         settings = Settings.from_env(env)
         import_limit(env)
+        refused = unprotected(settings, scopes) or (
+            no_approvers(settings, project) if project is not None else None
+        )
+        if refused is not None:
+            return refused
         if settings.auth.tokens_file is not None:
             read_tokens(settings.auth.tokens_file)  # its owner and modes, checked once here
         store = open_store(settings.store)
@@ -131,7 +157,7 @@ def settings_problem(env: Mapping[str, str], scopes: Sequence[str] = ()) -> str 
         return exc.message
     finally:
         store.close()
-    return unprotected(settings, scopes)
+    return None
 
 
 def unprotected(settings: Settings, scopes: Iterable[str]) -> str | None:
@@ -322,14 +348,15 @@ def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
         return 1
     if not exec_:
         return gunicorn_argv(options)
-    env = worker_env(options, os.environ)
+    env = worker_env(options, os.environ, secret=False)
     used = sorted(result.project.scopes) if result.project is not None else []
-    problem = settings_problem(env, used)
+    problem = settings_problem(env, used, result.project)
     if problem is not None:
         # NOTE: checked once here, so a bad setting is one clear line, not every worker failing
-        # to boot and gunicorn's shutdown noise around it.
+        # to boot and gunicorn's shutdown noise around it; and before the secret is made.
         print(f"host: not serving: {problem}", file=sys.stderr)
         return 1
+    keep_secret(env)
     settings = Settings.from_env(env)
     shared = shared_memory(settings, result.project)
     if shared is not None:

@@ -208,5 +208,6 @@ def _example(item: dict[str, Any], pos: Any) -> Example:
         arguments=dict(item.get("arguments") or {}),
         answers={k: dict(v) for k, v in (item.get("answers") or {}).items()},
         expect=dict(item.get("expect") or {}),
+        approvals={k: dict(v) for k, v in (item.get("approvals") or {}).items()},
         pos=pos,
     )

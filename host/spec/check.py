@@ -35,6 +35,8 @@ from host.spec.rules import (
     unprotected,
     with_misplaced_properties,
 )
+from host.spec.rules.order import check_order
+from host.spec.rules.shape import mended
 from host.spec.scope import scopes
 from host.spec.yaml import Document, load_file, spec_files
 
@@ -125,6 +127,8 @@ def _check(
                     tools.append(
                         CheckedTool(tool_doc.tool, scopes_at(tool_doc.locs, tool_doc.data))
                     )
+                else:
+                    found.extend(_order_anyway(doc, index))
     found.extend(duplicate_servers(servers))
     server, known = _server(servers)
     if known:
@@ -178,6 +182,20 @@ def _check_tool(written: ToolDoc, index: HandlerIndex) -> list[Diagnostic]:
         *(d for rule in WRITTEN_RULES for d in rule(as_written)),
         *(d for rule in TOOL_RULES for d in rule(facts)),
     ]
+
+
+def _order_anyway(doc: Document, index: HandlerIndex) -> list[Diagnostic]:
+    """The order of a tool whose shape is wrong elsewhere, where it can be built at all.
+
+    NOTE: one run reports every problem: a wrong type in one step (``count: two``) must not hide
+    an approve placed before a confirm, which the author would otherwise meet only on the next
+    run. The other rules need a sound tool and wait for the shape to be fixed.
+    """
+    try:
+        tool_doc = build_tool(mended(doc))
+        return check_order(ToolFacts(tool_doc, scopes(tool_doc.tool, tool_doc.locs), index))
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError):
+        return []  # NOTE: too broken to build: the shape errors are what there is to say
 
 
 def _server(servers: list[tuple[Document, Server | None]]) -> tuple[Server, bool]:

@@ -90,7 +90,7 @@ def _no_unit(value: float, maximum: float | None) -> str:
     limit = f"the most allowed here, {format_duration(maximum) if maximum is not None else ''}"
     if not fits:
         return f"{value} has no unit, and even {written[0][0]} is over {limit}"
-    choices = " or ".join(f"{t} ({_roughly(s)})" for t, s in fits)
+    choices = " or ".join(t if _roughly(s) == t else f"{t} ({_roughly(s)})" for t, s in fits)
     return f"{value} has no unit: write {choices}; {over} would be over {limit}"
 
 

@@ -271,14 +271,17 @@ class Example:
 
     Attributes:
         answers: Scripted answers by question name, each ``{action, content}``.
+        approvals: Scripted decisions by approve step name, each ``{decision, by, reason}``.
         expect: What to expect: ``result`` (the result or a subset of it), ``error`` (a JSON-RPC
-            code), ``is_error`` (a tool error) or ``asks`` (the question names expected).
+            code), ``is_error`` (a tool error), ``asks`` (the question names expected) or
+            ``pending`` (the approve step whose request is left undecided).
     """
 
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
     answers: dict[str, dict[str, Any]] = field(default_factory=dict)
     expect: dict[str, Any] = field(default_factory=dict)
+    approvals: dict[str, dict[str, Any]] = field(default_factory=dict)
     pos: Pos = NOWHERE
 
 

@@ -373,8 +373,9 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
     (
         "example",
         "error",
-        "An example names a question the tool does not have, or repeats a name.",
-        "Use the tool's ask/confirm step names in `answers` and `expect.asks`.",
+        "An example names a question or approve step the tool does not have, or repeats a name.",
+        "Use the tool's ask/confirm step names in `answers` and `expect.asks`, its approve step "
+        "names in `approvals` and `expect.pending`.",
     ),
     # Advice.
     (

@@ -345,6 +345,22 @@ def _example() -> dict[str, Any]:
             "content": {"type": "object"},
         },
     }
+    decision = {
+        "type": "object",
+        "required": ["decision"],
+        "additionalProperties": False,
+        "properties": {
+            "decision": {"enum": ["approve", "reject"]},
+            "by": {
+                "description": "Who decides (default: approver), or a list deciding in turn.",
+                "anyOf": [
+                    {"type": "string"},
+                    {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                ],
+            },
+            "reason": {"type": "string", "description": "The approver's reason."},
+        },
+    }
     return {
         "type": "object",
         "required": ["name"],
@@ -357,6 +373,11 @@ def _example() -> dict[str, Any]:
                 "additionalProperties": answer,
                 "description": "Scripted answers by question name.",
             },
+            "approvals": {
+                "type": "object",
+                "additionalProperties": decision,
+                "description": "Scripted decisions by approve step name.",
+            },
             "expect": {
                 "type": "object",
                 "additionalProperties": False,
@@ -366,6 +387,7 @@ def _example() -> dict[str, Any]:
                     "is_error": {"type": "boolean", "description": "A tool error (isError)."},
                     "asks": {"type": "array", "items": {"type": "string"}},
                     "text": _text("A substring of the result's text."),
+                    "pending": _text("The approve step whose request is left undecided."),
                 },
             },
         },

@@ -12,8 +12,9 @@ from typing import Any
 from jsonschema.exceptions import ValidationError
 
 from host.spec.diagnostics import Diagnostic
+from host.spec.duration_limits import Limit, limit_at
 from host.spec.durations import DurationError, parse_duration
-from host.spec.model import REMEMBER_MAX_S, STEP_KINDS
+from host.spec.model import STEP_KINDS
 from host.spec.naming import describe_characters, plain_name, tool_name
 from host.spec.rulebook import did_you_mean, error, one_of
 from host.spec.schema import FORM_COMMON, FORM_KEYWORDS, FORM_TYPES
@@ -219,22 +220,21 @@ def bad_name(pos: Any, value: str) -> Diagnostic:
     )
 
 
-def is_duration(path: YPath) -> bool:
-    """True for the places that take a duration (``timeout``, ``timeouts.*``, ``remember.for``)."""
-    return (
-        (len(path) == 3 and path[0] == "steps" and path[2] == "timeout")
-        or (len(path) == 2 and path[0] == "timeouts")
-        or path[-2:] == ("remember", "for")
-    )
+def is_duration(path: YPath, data: Any = None) -> bool:
+    """True for the places that take a duration (``timeout``, ``wait``, ``remember.for``...)."""
+    return limit_at(path, data) is not None
 
 
-def duration_problem(value: Any, path: YPath = ()) -> str:
-    """What is wrong with a written duration at ``path``, with the fix that works there."""
-    longest = REMEMBER_MAX_S if path[-2:] == ("remember", "for") else None
+def duration_problem(value: Any, path: YPath = (), data: Any = None) -> str:
+    """What is wrong with a written duration at ``path``, with a fix that key accepts."""
+    limit = limit_at(path, data) or Limit(None)
+    if limit.zero and not isinstance(value, bool) and value == 0:
+        return "0 has no unit: write 0s (not waiting at all)"
     try:
-        parse_duration(value, maximum=longest)
+        parse_duration(value, maximum=limit.longest)
     except DurationError as exc:
-        return str(exc)
+        bound = f" (the step's {limit.bound_by})" if limit.bound_by else ""
+        return str(exc).replace("the most allowed here", "the most allowed here" + bound, 1)
     return "write a duration like 30s, 10m, 8h or 7d"
 
 

@@ -133,7 +133,7 @@ class Approval:
         return cls(approval, principal, tool, question, key, float(granted), float(expires))
 
     def describe(self) -> dict[str, Any]:
-        """JSON-ready fields, as ``host approvals list --format json`` prints them."""
+        """JSON-ready fields, as ``host approvals remembered --format json`` prints them."""
         return {
             "id": self.id,
             "principal": self.principal,

@@ -113,6 +113,10 @@ class ApprovalRequest:
             return "expired"
         return self.state
 
+    def voidable(self, now: float) -> bool:
+        """Whether a reload that changes its tool voids it: pending, or approved and not spent."""
+        return self.status(now) in ("pending", "approved") and self.spent_by is None
+
     @property
     def approved_by(self) -> tuple[str, ...]:
         """The approvers who said yes, in order."""

@@ -8,10 +8,15 @@ name), and checks ``expect``:
 - ``error``: the JSON-RPC error code (or name, such as ``INVALID_PARAMS``) the call must fail with;
 - ``is_error``: whether the result is a tool error (``isError: true``);
 - ``asks``: the names of the questions asked, in order;
-- ``text``: text the result's text (or the error's message) must contain.
+- ``text``: text the result's text (or the error's message) must contain;
+- ``pending``: the approve step whose request the call left undecided (its result says so).
 
-Unless it gives ``error`` or ``is_error``, an example expects the call to succeed. An answer given
-for a question that is never asked is a failure too: it usually means the example is out of date.
+``approvals`` decides the requests of approve steps (by step name) as another person would, through
+the host's own rules: ``{decision: approve|reject, by: NAME, reason: TEXT}``.
+
+Unless it gives ``error``, ``is_error`` or ``pending``, an example expects the call to succeed. An
+answer given for a question that is never asked is a failure too: it usually means the example is
+out of date; so is a decision for a step whose request the call never made.
 """
 
 from __future__ import annotations
@@ -21,14 +26,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from host.client.match import differences, json_diff, only_mentioned, shown
-from host.client.mcp import McpClient
 from host.client.results import CallResult
 from host.client.wire import error_code
 from host.spec.model import Example
+from host.testing.client import McpClient, pending_request
 
 __all__ = ["EXPECT_KEYS", "Case", "check", "run_example"]
 
-EXPECT_KEYS = ("result", "error", "is_error", "asks", "text")
+EXPECT_KEYS = ("result", "error", "is_error", "asks", "text", "pending")
 
 
 @dataclass(frozen=True)
@@ -62,12 +67,42 @@ def run_example(client: McpClient, case: Case) -> list[str]:
     """Run one example and return what went wrong (an empty list when it passed)."""
     example = case.example
     try:
-        result = client.tools.call(case.tool, example.arguments, answers=dict(example.answers))
-    except AssertionError as exc:
-        # NOTE: unanswered questions and protocol violations end the call; their messages
-        # already show the question or the offending message.
+        result = client.tools.call(
+            case.tool,
+            example.arguments,
+            answers=dict(example.answers),
+            approvals=dict(example.approvals) if example.approvals else None,
+        )
+    except (AssertionError, ValueError) as exc:
+        # NOTE: unanswered questions, refused decisions and protocol violations end the call;
+        # their messages already show the question, the decision or the offending message.
         return str(exc).splitlines()
-    return check(result, example)
+    return check(result, example) + _check_approvals(client, result, example)
+
+
+def _check_approvals(client: McpClient, result: CallResult, example: Example) -> list[str]:
+    """``expect.pending`` names the step the call stopped at; every decision was used."""
+    request = pending_request(result)
+    found = client.approvals.get(request) if request else None
+    step = found["step"] if found is not None else None
+    problems = []
+    want = example.expect.get("pending")
+    if want is not None and step != want:
+        where = f"it stopped at {step!r}" if step else f"it returned {_outcome(result)}"
+        problems.append(f"pending: expected a request of {want!r} left undecided, but {where}")
+    elif want is None and step is not None and "is_error" not in example.expect:
+        problems.append(
+            f"the call stopped at approve step {step!r}, undecided: decide it in approvals "
+            f"(or expect: {{pending: {step}}})"
+        )
+    made = {r["step"] for r in client.approvals.requests()}
+    unused = [name for name in example.approvals if name not in made]
+    if unused:
+        problems.append(
+            f"approvals: given for {shown(unused)}, whose requests were never made "
+            f"(made: {shown(sorted(made))})"
+        )
+    return problems
 
 
 def check(result: CallResult, example: Example) -> list[str]:
@@ -114,7 +149,8 @@ def _check_outcome(result: CallResult, expect: Mapping[str, Any]) -> list[str]:
         return [f"the call failed with {error}"]
     if result.raw is None:
         return [f"the response is not a JSON-RPC response: {result.response}"]
-    want_tool_error = bool(expect.get("is_error", False))
+    # NOTE: a request left pending ends the call with a tool error that says so
+    want_tool_error = bool(expect.get("is_error", "pending" in expect))
     if result.is_error != want_tool_error:
         if want_tool_error:
             return [f"is_error: expected a tool error, but it returned {_outcome(result)}"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +22,16 @@ from host.client.answers import Elicitation
 from host.client.mcp import URL_CAPABILITIES, Page
 from host.client.wire import WsgiTransport
 from host.errors import AnswerMismatch
+from host.machine import Machine, compile_project
+from host.machine.approve import ApproveStep
 from host.protocol.url_asks import UrlAskBook, ask_of
 from host.settings import Settings
 from host.spec.model import Project
+from host.testing.approvals import ApprovalsKit
 from host.testing.client import McpClient
-from host.testing.records import ApprovalsKit, AuditKit
+from host.testing.records import AuditKit
 
-__all__ = ["TEST_SECRET", "load", "pages", "patched_env", "serve"]
+__all__ = ["TEST_SECRET", "load", "no_waits", "pages", "patched_env", "serve"]
 
 #: Signs ``requestState`` in tests: fixed, so nothing depends on a random per-process key.
 TEST_SECRET = "host-testing-not-a-secret-0123456789"
@@ -43,6 +47,21 @@ def load(specs_dir: Path, handlers_dir: Path) -> Project:
 
     project: Project = load_project(specs_dir, handlers_dir)
     return project
+
+
+def no_waits(machines: dict[str, Machine]) -> dict[str, Machine]:
+    """``machines`` with every approve step waiting for nobody: in tests a pending request ends
+    the call at once, and the kit decides it (or the test does) before the call is made again.
+
+    NOTE: the compiled step changes, not the spec, so the tool's definition digest (of the
+    spec) stays what the host serves.
+    """
+    for machine in machines.values():
+        machine.steps = tuple(
+            replace(step, wait_s=0.0) if isinstance(step, ApproveStep) else step
+            for step in machine.steps
+        )
+    return machines
 
 
 def pages(book: UrlAskBook) -> Page:
@@ -133,7 +152,7 @@ def serve(
     issued = Issued()
     token = issued.mint(ANONYMOUS.principal, project.scopes)
     with patched_env(values):
-        served = assemble(settings, project)
+        served = assemble(settings, project, machines=no_waits(compile_project(project)))
         try:
             app = build_app(served, issued)
             yield McpClient(
@@ -146,7 +165,7 @@ def serve(
                     if any(m.asks_on_pages for m in served.machines.values())
                     else None
                 ),
-                approvals=ApprovalsKit(served.store, served.machines),
+                approvals=ApprovalsKit(served.store, served.machines, served.approvals),
                 audit=AuditKit(served.store, served.flush),
             )
         finally:

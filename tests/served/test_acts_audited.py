@@ -73,6 +73,20 @@ META = {
 }
 
 
+def written(effect: Path) -> list[list[str]]:
+    """The lines an act wrote to ``effect``, once each is whole; none before.
+
+    NOTE: the handler's ``open(..., "a")`` makes the file before its line is written (at
+    ``close``): waiting for the file to exist and reading it at once read it empty under load
+    ("not enough values to unpack"). A line is the act's word only once its newline is there.
+    """
+    try:
+        text = effect.read_text()
+    except FileNotFoundError:
+        return []
+    return [line.split() for line in text.splitlines()] if text.endswith("\n") else []
+
+
 @pytest.fixture
 def serving(tmp_path: Path) -> Iterator[Server]:
     for name, folder in (("specs", "pay.yaml"), ("handlers", "p.py")):
@@ -96,8 +110,8 @@ def test_a_worker_killed_after_its_act_took_effect_leaves_a_record_without_a_ret
     body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
     conn.request("POST", "/mcp", json.dumps(body), headers)
     paid = data / "paid"
-    assert wait_until(paid.exists, 15)
-    ((_, pid),) = [line.split() for line in paid.read_text().splitlines()]
+    assert wait_until(lambda: written(paid), 15)
+    ((_, pid),) = written(paid)
     os.kill(int(pid), signal.SIGKILL)
 
     store = open_store(f"sqlite:///{data / 'store.db'}")
@@ -127,8 +141,8 @@ def test_a_worker_killed_after_a_first_round_act_took_effect_leaves_a_record(
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
     conn.request("POST", "/mcp", json.dumps(body), headers)
     sent = data / "sent"
-    assert wait_until(sent.exists, 15)
-    ((_, pid),) = [line.split() for line in sent.read_text().splitlines()]
+    assert wait_until(lambda: written(sent), 15)
+    ((_, pid),) = written(sent)
     os.kill(int(pid), signal.SIGKILL)
 
     store = open_store(f"sqlite:///{data / 'store.db'}")

@@ -280,7 +280,7 @@ def test_a_decline_never_becomes_an_act_even_when_its_question_is_no_longer_aske
     store.close()
 
 
-def test_a_yes_counts_for_its_definition_and_an_operator_grant_for_any(tmp_path: Path) -> None:
+def test_a_yes_counts_for_its_definition_and_one_without_a_digest_never(tmp_path: Path) -> None:
     store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
     given = StoreApprovals(store, "alice", "restart", "v1")
     given.remember("go", "db", 3600)
@@ -288,6 +288,14 @@ def test_a_yes_counts_for_its_definition_and_an_operator_grant_for_any(tmp_path:
     reloaded = StoreApprovals(store, "alice", "restart", "v2")
     assert not reloaded.remembered("go", "db")
     time.sleep(0.05)
-    store.grant_approval("alice", "restart", "go", "db", 3600)  # an operator's grant, since
-    assert reloaded.remembered("go", "db")
+    # A yes kept without the host (no digest of its own): nothing says which definition it was
+    # given under, so it counts under none, before a reload or after.
+    store.grant_approval("alice", "restart", "go", "db", 3600)
+    assert not reloaded.remembered("go", "db")
+    assert not given.remembered("go", "db")
+    store.grant_approval("bob", "restart", "go", "db", 3600)
+    assert not StoreApprovals(store, "bob", "restart", "v1").remembered("go", "db")
+    # Kept through the host again, it counts for the definition it was given under.
+    reloaded.remember("go", "db", 3600)
+    assert reloaded.remembered("go", "db") and not given.remembered("go", "db")
     store.close()

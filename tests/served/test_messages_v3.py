@@ -170,7 +170,7 @@ def test_host_call_says_a_remembered_yes_skipped_the_confirm(tmp_path: Path) -> 
     assert "host call: the confirm 'restart' was not asked: a yes given before is remembered" in (
         again.stderr
     )
-    assert "host approvals list shows it, host approvals revoke ID asks again" in again.stderr
+    assert "host approvals remembered shows it, host approvals revoke ID asks again" in again.stderr
 
 
 def test_host_tools_shows_the_remember_policy(capsys: pytest.CaptureFixture[str]) -> None:

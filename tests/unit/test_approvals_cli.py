@@ -1,4 +1,4 @@
-"""``host approvals list|revoke`` and ``host audit``, against a real store file."""
+"""``host approvals remembered|revoke`` and ``host audit``, against a real store file."""
 
 from __future__ import annotations
 
@@ -25,6 +25,19 @@ def host(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
     status = main(list(argv))
     out, err = capsys.readouterr()
     return status, out, err
+
+
+def test_remembered_says_what_it_lists_and_list_is_its_older_name(
+    data: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = data.grant_approval("alice", "restart_service", "restart", "api/prod", 3600)
+    where = ("--data-dir", str(tmp_path / "data"))
+
+    status, out, err = host(capsys, "approvals", "remembered", "--format", "json", *where)
+    assert status == 0 and [x["id"] for x in json.loads(out)] == [a.id] and err == ""
+    status, old, err = host(capsys, "approvals", "list", "--format", "json", *where)
+    assert status == 0 and old == out
+    assert "list is the older name of remembered" in err and "host approvals pending" in err
 
 
 def test_approvals_are_listed_with_ids(

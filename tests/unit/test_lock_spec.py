@@ -45,10 +45,15 @@ def test_lock_wait_is_a_duration_of_at_most_5m(capsys: pytest.CaptureFixture[str
         (
             30,
             "duration",
-            "'0s' must be longer than 0: write 1s or more; or remove lock_wait: to not wait at "
-            "all (busy at once if another call holds it)",
+            "'lock_wait': 0 has no unit: write 0s (not waiting at all)",
         ),
-    ]
+        (
+            46,
+            "duration",
+            "'lock_wait': 120 has no unit: write 120s (2m); 120m and 120h and 120d would be over "
+            "the most allowed here, 5m",
+        ),
+    ]  # NOTE: lock_wait: 0s (the default written out) is no problem
 
 
 def test_lock_names_must_be_in_scope_and_defined(capsys: pytest.CaptureFixture[str]) -> None:
@@ -56,13 +61,13 @@ def test_lock_names_must_be_in_scope_and_defined(capsys: pytest.CaptureFixture[s
         (
             15,
             "template-name",
-            "'envirnment' is not defined here; names in scope: environment, service. "
+            "'envirnment' is not defined here; names in scope: caller, environment, service. "
             "Did you mean 'environment'?",
         ),
         (
             16,
             "template-name",
-            "'servce' is not defined here; names in scope: environment, service. "
+            "'servce' is not defined here; names in scope: caller, environment, service. "
             "Did you mean 'service'?",
         ),
     ]

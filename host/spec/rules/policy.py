@@ -18,13 +18,10 @@ from jinja2 import TemplateSyntaxError
 
 from host.spec.build import ToolDoc, is_zero
 from host.spec.diagnostics import Diagnostic
+from host.spec.duration_limits import Limit, limit_at
 from host.spec.durations import DURATION_PATTERN, DurationError, format_duration, parse_duration
 from host.spec.handlers import HandlerProblem
 from host.spec.model import (
-    APPROVE_EXPIRES_MAX_S,
-    LOCK_WAIT_MAX_S,
-    REMEMBER_MAX_S,
-    URL_WAIT_MAX_S,
     Act,
     Approve,
     Ask,
@@ -130,73 +127,73 @@ def _key_leaves_out(
 
 
 def check_durations(doc: Document) -> list[Diagnostic]:
-    """``duration`` for durations the schema's pattern lets through: 0s, or a remember past 30d.
+    """``duration`` for durations the schema's pattern lets through: 0s where a wait is not
+    optional, or past the longest the key allows (:mod:`host.spec.duration_limits`).
 
     NOTE: text that does not even look like a duration was reported by the schema pass.
     """
     found: list[Diagnostic] = []
-    for path, value, maximum in _durations(doc.data):
+    for path, value in _durations(doc.data):
+        limit = limit_at(path, doc.data)
         if not isinstance(value, str) or not re.match(DURATION_PATTERN, value.strip()):
             continue
+        if limit is None or (limit.zero and is_zero(value)):
+            continue
         try:
-            parse_duration(value, maximum=maximum)
+            parse_duration(value, maximum=limit.longest)
         except DurationError as exc:
-            fix = _fix(path, exc, maximum)
+            fix = _fix(path, exc, limit)
             found.append(error(doc.locs.value(path), "duration", f"{exc}{fix}"))
     return found
 
 
-def _fix(path: YPath, exc: DurationError, maximum: float | None) -> str:
+def _fix(path: YPath, exc: DurationError, limit: Limit) -> str:
     """What to write instead, where the key has a rule of its own (a maximum, a default)."""
     too_long = "longer" in str(exc)
-    if path[-1] == "wait" and maximum == URL_WAIT_MAX_S and too_long:
-        most = format_duration(URL_WAIT_MAX_S)
+    most = format_duration(limit.longest) if limit.longest is not None else ""
+    if not too_long:
+        if limit.zero:
+            return "; or write 0s to not wait at all"
+        return ""
+    if path[-1] == "wait" and limit.bound_by:
+        return (
+            f": a call waits at most as long as its request can be decided (the step's "
+            f"expires); write {most} or less, or a longer expires"
+        )
+    if path[-1] == "wait":
         return (
             f": a retry waits for the page at most {most} (it holds its request open); "
             f"write {most} or less"
         )
     if path[-1] == "lock_wait":
-        if "longest" in str(exc):
-            return (
-                f": a call waits for a lock at most {format_duration(LOCK_WAIT_MAX_S)} (it holds "
-                "its request open meanwhile); write 5m or less"
-            )
-        return "; or remove lock_wait: to not wait at all (busy at once if another call holds it)"
-    if path[-1] == "for" and too_long:
         return (
-            f": a remembered yes lasts at most {format_duration(REMEMBER_MAX_S)}; write 30d or less"
+            f": a call waits for a lock at most {most} (it holds its request open meanwhile); "
+            f"write {most} or less"
         )
-    if path[-1] in ("wait", "expires") and too_long:
-        most = format_duration(APPROVE_EXPIRES_MAX_S)
-        return f": a request lasts at most {most}; write {most} or less"
-    return ""
+    if path[-1] == "for":
+        return f": a remembered yes lasts at most {most}; write {most} or less"
+    return f": a request lasts at most {most}; write {most} or less"
 
 
-def _durations(data: Any) -> Iterator[tuple[YPath, Any, float | None]]:
-    """Every duration written in a document: its path, value and the largest allowed."""
+def _durations(data: Any) -> Iterator[tuple[YPath, Any]]:
+    """Every duration written in a document: its path and value."""
     if not isinstance(data, dict):
         return
     timeouts = data.get("timeouts")
     if isinstance(timeouts, dict):
         for key in ("read", "act"):
             if key in timeouts:
-                yield ("timeouts", key), timeouts[key], None
+                yield ("timeouts", key), timeouts[key]
     steps = data.get("steps")
     for index, step in enumerate(steps if isinstance(steps, list) else []):
         if not isinstance(step, dict):
             continue
-        if "timeout" in step:
-            yield ("steps", index, "timeout"), step["timeout"], None
-        if "wait" in step and not is_zero(step["wait"]):
-            longest = URL_WAIT_MAX_S if "ask" in step else APPROVE_EXPIRES_MAX_S
-            yield ("steps", index, "wait"), step["wait"], longest
-        if "expires" in step:
-            yield ("steps", index, "expires"), step["expires"], APPROVE_EXPIRES_MAX_S
-        if "lock_wait" in step:
-            yield ("steps", index, "lock_wait"), step["lock_wait"], LOCK_WAIT_MAX_S
+        for key in ("timeout", "wait", "expires", "lock_wait"):
+            if key in step:
+                yield ("steps", index, key), step[key]
         remember = step.get("remember")
         if isinstance(remember, dict) and "for" in remember:
-            yield ("steps", index, "remember", "for"), remember["for"], REMEMBER_MAX_S
+            yield ("steps", index, "remember", "for"), remember["for"]
 
 
 def _redact(doc: ToolDoc) -> list[Diagnostic]:
@@ -240,10 +237,9 @@ def _redacted_keys(doc: ToolDoc) -> list[Diagnostic]:
                     doc.locs.value(("steps", index, "remember", "key")),
                     "redact-field",
                     f"remember.key uses {', '.join(repr(n) for n in used)}, which audit.redact "
-                    "keeps out of the "
-                    "store, but an approval's key is stored (and listed by host approvals list) "
-                    "as rendered; leave the field out of the key, or remove key: to use the "
-                    "default key, a digest of the arguments",
+                    "keeps out of the store, but an approval's key is stored (and listed by "
+                    "host approvals remembered) as rendered; leave the field out of the key, or "
+                    "remove key: to use the default key, a digest of the arguments",
                 )
             )
     return found

@@ -6,6 +6,8 @@ the key and what would fix it, at the exact key or value it is about.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from functools import cache
 from typing import Any
 
@@ -32,7 +34,7 @@ from host.spec.shape_messages import (
 )
 from host.spec.yaml import Document, YPath
 
-__all__ = ["bad_name", "check_shape", "describe"]
+__all__ = ["bad_name", "check_shape", "describe", "mended"]
 
 
 @cache
@@ -43,6 +45,21 @@ def _validator() -> Draft7Validator:
 @cache
 def _quick() -> QuickCheck:
     return QuickCheck(flat_schema(), 7)
+
+
+def mended(doc: Document) -> Document:
+    """``doc`` with each step's keys that break the schema left out, so the order of its steps
+    can still be judged in the run that reports them (the rest waits for them to be fixed)."""
+    data = copy.deepcopy(doc.data)
+    steps = data.get("steps") if isinstance(data, dict) else None
+    for err in _validator().iter_errors(doc.data):
+        path = tuple(err.absolute_path)
+        if len(path) < 3 or path[0] != "steps" or not isinstance(steps, list):
+            continue
+        step = steps[path[1]] if isinstance(path[1], int) and path[1] < len(steps) else None
+        if isinstance(step, dict) and path[2] not in STEP_KINDS:
+            step.pop(path[2], None)
+    return dataclasses.replace(doc, data=data)
 
 
 def check_shape(doc: Document) -> tuple[list[Diagnostic], bool]:
@@ -154,8 +171,9 @@ def _map(err: ValidationError, doc: Document) -> list[Diagnostic]:
             )
         ]
     pos = locs.value(path)
-    if is_duration(path) and keyword in ("type", "pattern"):
-        return [error(pos, "duration", f"{where}: {duration_problem(instance, path)}")]
+    if is_duration(path, doc.data) and keyword in ("type", "pattern"):
+        problem = duration_problem(instance, path, doc.data)
+        return [error(pos, "duration", f"{where}: {problem}")]
     if path[-2:-1] == ("scopes",) and keyword == "pattern":
         return [bad_scope(pos, str(instance))]
     if keyword == "uniqueItems":

@@ -213,8 +213,10 @@ def unknown(
             f"'{name}' is not defined yet here: it comes from the step at line {later.pos.line}, "
             "which runs later; move this use below that step, or use a name defined before it."
         )
-    listed = one_of(scope) if scope else "none"
-    hint = did_you_mean(name, scope) or " Use one of them, or define it in an earlier step."
+    # NOTE: the host sets `caller` at every step (unless an input shadows it): it is in scope too
+    names = [*scope, *([] if CALLER in scope else [CALLER])]
+    listed = one_of(names)
+    hint = did_you_mean(name, names) or " Use one of them, or define it in an earlier step."
     return f"'{name}' is not defined here; names in scope: {listed}.{hint}"
 
 

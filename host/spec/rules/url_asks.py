@@ -3,7 +3,7 @@
 The values of a ``mode: url`` ask reach the handlers and nothing else, so no template after the
 ask may name one of its fields: a message or a result goes to the client (and the model), a
 ``missing:`` text is a tool error, a remember key or a lock's names are kept in the store and
-shown by ``host approvals list``. ``when:`` expressions are let through: they choose a branch,
+shown by ``host approvals remembered``. ``when:`` expressions are let through: they choose a branch,
 they are never shown.
 """
 
