@@ -12,6 +12,7 @@ from __future__ import annotations
 import secrets
 import threading
 from collections.abc import Iterable
+from dataclasses import replace
 from types import MappingProxyType
 
 from host.auth.authenticator import Authenticator, bearer_token
@@ -45,6 +46,7 @@ class Issued(Authenticator):
             method="static",
         )
         token = "issued_" + secrets.token_urlsafe(24)
+        identity = replace(identity, proof=token)
         with self._lock:
             self._identities[token] = identity
         return token
@@ -61,3 +63,15 @@ class Issued(Authenticator):
         if identity is None:
             raise AuthError("invalid_token", "not a token this process issued")
         return identity
+
+    def again(self, who: Identity) -> Identity:
+        """``who`` established again from the minted token that proves it.
+
+        Raises:
+            AuthError: ``invalid_token`` when ``who`` was not minted here.
+        """
+        return self.authenticate(f"Bearer {who.proof}")
+
+    def vouch(self, principal: str, scopes: Iterable[str] = ()) -> Identity:
+        """``principal`` holding ``scopes``, as a request with a newly minted token proves it."""
+        return self.authenticate(f"Bearer {self.mint(principal, scopes)}")

@@ -11,7 +11,7 @@ the specs name, unless ``mcp.client(principal=..., scopes=[...])`` gave it other
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import Any
 
 from host.approvals.inbox import InboxRequest
@@ -55,6 +55,8 @@ class ApprovalsKit:
         service: The app's approvals service, which every decision goes through.
         scopes: The scopes the test's clients gave each principal (``mcp.client``), shared by
             every client of the test.
+        vouch: Makes a deciding person's identity as the app's authenticator proves it (so the
+            service establishes them again at each decision, as for any route); None: as given.
     """
 
     def __init__(
@@ -63,8 +65,10 @@ class ApprovalsKit:
         machines: Mapping[str, Machine],
         service: ApprovalsService | None = None,
         scopes: MutableMapping[str, frozenset[str]] | None = None,
+        vouch: Callable[[str, Iterable[str]], Identity] | None = None,
     ) -> None:
         self._store = store
+        self._vouch = vouch
         self._machines = machines
         self._service = service or ApprovalsService(store, machines)
         self.scopes: MutableMapping[str, frozenset[str]] = {} if scopes is None else scopes
@@ -161,6 +165,8 @@ class ApprovalsKit:
         """``principal`` as the kit's clients call: the scopes ``mcp.client`` gave it, else
         every approver scope the specs name."""
         scopes = self.scopes.get(principal, self.approver_scopes)
+        if self._vouch is not None:
+            return self._vouch(principal, scopes)
         return Identity(principal=principal, scopes=frozenset(scopes), method="static")
 
     def grant(

@@ -165,7 +165,9 @@ def serve(
                     if any(m.asks_on_pages for m in served.machines.values())
                     else None
                 ),
-                approvals=ApprovalsKit(served.store, served.machines, served.approvals),
+                approvals=ApprovalsKit(
+                    served.store, served.machines, served.approvals, vouch=issued.vouch
+                ),
                 audit=AuditKit(served.store, served.flush),
             )
         finally:

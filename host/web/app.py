@@ -410,9 +410,11 @@ def build_app(
     RUNNER.limit_callers(settings.limits.handler_threads if authenticator.enabled else None)
     app: falcon.App[falcon.Request, falcon.Response] = falcon.App()
     app.add_route("/mcp", McpResource(served.endpoint, settings, gate))
-    if served.approvals is not None:
-        served.approvals.authenticator = authenticator  # every decision: the person again, now
     if authenticator.enabled and served.approvals is not None:
+        # NOTE: every decision establishes the person again, now. Without auth no route of
+        # this app decides (no pages, no API): only in-process callers, such as the test kit,
+        # whose identities are taken as given.
+        served.approvals.authenticator = authenticator
         add_approvals_api(app, served.approvals, gate)
     if authenticator.enabled:  # NOTE: where the pages are: host stdio asks (probe)
         app.add_route(PROBE_PATH + "{name}", StoreProbeResource(served.store))
