@@ -114,8 +114,10 @@ class StoreGate:
             created=now,
             expires=now + ask.expires_s,
         )
-        self._check_limit(binding)
-        request = self.store.open_request(fresh)
+        limited = self.limit is not None and self.principal != "anonymous"
+        request = self.store.open_request(fresh, most=self.limit if limited else None)
+        if request is None:
+            raise self._over_limit()
         if request.id == fresh.id:
             log.info(
                 "approval requested",
@@ -126,24 +128,15 @@ class StoreGate:
                 self.opened(request)
         return request
 
-    def _check_limit(self, binding: str) -> None:
-        """Refuse a new request past the caller's limit (an identical call's is not new)."""
-        if self.limit is None or self.principal == "anonymous":
-            return
-        now = time.time()
-        mine = [
-            r
-            for r in self.store.requests()
-            if r.caller == self.principal and r.status(now) == "pending" and not r.told
-        ]
-        if len(mine) >= self.limit and all(r.binding != binding for r in mine):
-            raise ProtocolError(
-                LIMIT_EXCEEDED,
-                f"{self.principal} has {len(mine)} approval requests pending, the most allowed "
-                "(HOST_LIMIT_PENDING_APPROVALS); wait for them to be decided or to expire",
-                {"limit": "pending_approvals", "value": self.limit, "retryAfter": 60},
-                429,
-            )
+    def _over_limit(self) -> ProtocolError:
+        """The 429 of a new request past the caller's limit (an identical call's is not new)."""
+        return ProtocolError(
+            LIMIT_EXCEEDED,
+            f"{self.principal} has {self.limit} approval requests pending, the most allowed "
+            "(HOST_LIMIT_PENDING_APPROVALS); wait for them to be decided or to expire",
+            {"limit": "pending_approvals", "value": self.limit, "retryAfter": 60},
+            429,
+        )
 
     def _wait(self, request: ApprovalRequest, wait_s: float) -> ApprovalRequest:
         started = time.monotonic()
