@@ -129,6 +129,7 @@ def assemble(
         observers=chosen,
         elicitation=Elicitation.decide(project.server, settings.elicitation),
         pending_limit=settings.approvals.pending_limit,
+        record_max=settings.limits.record_max,
         approval_opened=_both(webhook.requested, metrics.approval_opened if metrics else None),
         url_asks=url_asks,
     )

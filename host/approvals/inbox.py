@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from host.store.bounded import is_bounded
 from host.store.requests import ApprovalRequest, Decision, RequestStatus
 
 __all__ = ["Decision", "InboxRequest"]
@@ -17,7 +18,8 @@ class InboxRequest:
     """One approval request, as the inbox, the API and the command line show it.
 
     Attributes:
-        arguments: The call's arguments; ``audit.redact`` fields read ``"[redacted]"``.
+        arguments: The call's arguments; ``audit.redact`` fields read ``"[redacted]"``, and one
+            over ``HOST_RECORD_MAX`` is ``{"bounded": {"sha256", "bytes", "prefix"}}``.
         answers: The caller's answers so far, redacted the same way.
         status: ``pending``, ``approved``, ``rejected``, ``expired`` or ``voided``.
         needed: How many distinct approvers must say yes; approved_by: who did.
@@ -59,6 +61,13 @@ class InboxRequest:
             approvers=request.approvers,
         )
 
+    @property
+    def cut(self) -> tuple[str, ...]:
+        """The arguments kept as digest, size and prefix (``*``: all of them, as one)."""
+        if is_bounded(self.arguments):
+            return ("*",)
+        return tuple(name for name, value in self.arguments.items() if is_bounded(value))
+
     def plain(self) -> dict[str, Any]:
         """The request as the API sends it."""
         return {
@@ -68,6 +77,7 @@ class InboxRequest:
             "caller": self.caller,
             "message": self.message,
             "arguments": dict(self.arguments),
+            "cut": list(self.cut),
             "answers": dict(self.answers),
             "status": self.status,
             "approvers": list(self.approvers),

@@ -23,6 +23,7 @@ from host.machine import Machine, ProgressSink
 from host.machine.gate import ApprovalAsk, Decided
 from host.protocol.digests import digest
 from host.store import Store
+from host.store.bounded import bounded_fields, bounded_text
 from host.store.requests import ApprovalRequest, new_request_id
 
 __all__ = ["REDACTED", "StoreGate"]
@@ -50,6 +51,9 @@ class StoreGate:
         progress: Where reports go while the call waits; None: nowhere.
         limit: The most requests one authenticated caller may have pending (None: no limit).
         opened: Told about each new request.
+        most: Bytes of arguments (or of one answer's content) a request keeps whole
+            (``HOST_RECORD_MAX``); larger fields are kept as digest, size and prefix, while the
+            binding (and so the act) is bound to the full arguments' digest.
     """
 
     def __init__(
@@ -62,6 +66,7 @@ class StoreGate:
         progress: ProgressSink | None = None,
         limit: int | None = None,
         opened: Opened | None = None,
+        most: int = 16 * 1024,
     ) -> None:
         self.store = store
         self.machine = machine
@@ -70,6 +75,7 @@ class StoreGate:
         self.progress = progress
         self.limit = limit
         self.opened = opened
+        self.most = most
 
     def decide(self, ask: ApprovalAsk) -> Decided:
         """Find or make the request for ``ask``, wait for it, and say where it stands."""
@@ -105,11 +111,13 @@ class StoreGate:
             tool=machine.name,
             title=machine.title or "",
             step=ask.step,
-            message=ask.message,
+            message=bounded_text(ask.message),
             approvers=ask.approvers,
             needed=ask.count,
-            arguments=_redacted(ask.arguments, machine.audit_redact),
-            answers={k: _answer(v, machine.audit_redact) for k, v in ask.answers.items()},
+            arguments=bounded_fields(_redacted(ask.arguments, machine.audit_redact), self.most),
+            answers={
+                k: _answer(v, machine.audit_redact, self.most) for k, v in ask.answers.items()
+            },
             definition=definition,
             created=now,
             expires=now + ask.expires_s,
@@ -178,11 +186,11 @@ def _redacted(values: Mapping[str, Any], hidden: frozenset[str]) -> dict[str, An
     return {k: REDACTED if k in hidden else v for k, v in values.items()}
 
 
-def _answer(answer: Any, hidden: frozenset[str]) -> Any:
+def _answer(answer: Any, hidden: frozenset[str], most: int) -> Any:
     if not isinstance(answer, Mapping):
         return answer
     kept = {k: v for k, v in answer.items() if k != "content"}
     content = answer.get("content")
     if isinstance(content, Mapping):
-        kept["content"] = _redacted(content, hidden)
+        kept["content"] = bounded_fields(_redacted(content, hidden), most)
     return kept

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
-import urllib.parse
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -23,48 +21,11 @@ import pytest
 
 from host.store import open_store
 from support.approvals import SECRET, SPECS, Site, make_tokens, unique
+from support.inbox_http import Browser, csrf
 from support.redis import RedisServer
 from support.servers import Server, clean_env, host_serve
 
 pytestmark = pytest.mark.served
-
-
-class Browser:
-    """A person signed in to the inbox over real HTTP (cookies kept by hand)."""
-
-    def __init__(self, server: Server, token: str) -> None:
-        self.server = server
-        self.cookies: dict[str, str] = {}
-        page = self.request("GET", "/approvals/sign-in")
-        status, _, _ = self.request(
-            "POST", "/approvals/sign-in", {"token": token, "csrf": _csrf(page[2])}
-        )
-        assert status == 303
-
-    def request(
-        self, method: str, path: str, form: dict[str, str] | None = None
-    ) -> tuple[int, dict[str, str], str]:
-        conn = self.server.connect()
-        headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
-        body = None
-        if form is not None:
-            body = urllib.parse.urlencode(form)
-            headers["Content-Type"] = "application/x-www-form-urlencoded"
-        conn.request(method, path, body, headers)
-        response = conn.getresponse()
-        for name, value in response.getheaders():
-            if name.lower() == "set-cookie":
-                key, _, rest = value.partition("=")
-                self.cookies[key] = rest.split(";", 1)[0]
-        text = response.read().decode()
-        conn.close()
-        return response.status, {k.lower(): v for k, v in response.getheaders()}, text
-
-
-def _csrf(text: str) -> str:
-    match = re.search(r'name="csrf" value="([^"]+)"', text)
-    assert match, text
-    return match.group(1)
 
 
 def _cli(server: Server, token: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -163,7 +124,7 @@ def test_a_full_disk_is_503_on_every_approvals_route_and_a_retry_is_acknowledged
     try:
         status, headers, _ = inbox.request(
             "POST", f"/approvals/requests/{pending['request']}",
-            {"verdict": "approve", "reason": "r" * 60000, "csrf": _csrf(page[2])},
+            {"verdict": "approve", "reason": "r" * 60000, "csrf": csrf(page[2])},
         )  # fmt: skip
         assert status == 503 and headers["retry-after"] == "5"
         _refused_everywhere(site, pending["request"], reads=False)
@@ -191,7 +152,7 @@ def test_a_stopped_redis_is_503_on_every_approvals_route_and_a_retry_is_acknowle
         os.kill(redis.proc.pid, signal.SIGSTOP)
         try:
             target = f"/approvals/requests/{pending['request']}"
-            decision = {"verdict": "approve", "reason": "", "csrf": _csrf(page[2])}
+            decision = {"verdict": "approve", "reason": "", "csrf": csrf(page[2])}
             with ThreadPoolExecutor(4) as pool:
                 pages = list(pool.map(lambda args: inbox.request(*args),
                                       [("GET", target, None), ("POST", target, decision),
