@@ -339,7 +339,7 @@ class Machine:
             for s in self.steps
             if isinstance(s, QuestionStep) and isinstance(scope.get(s.name), Mapping)
         }
-        decided = ctx.gate.decide(step.ask(scope, inputs, answers))
+        decided = ctx.gate.decide(step.ask(scope, inputs, answers, self.audit_redact))
         if decided.status == "pending":
             return pending(self.name, decided, ctx)
         if decided.status == "spent":
