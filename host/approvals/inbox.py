@@ -24,6 +24,11 @@ class InboxRequest:
         status: ``pending``, ``approved``, ``rejected``, ``expired`` or ``voided``.
         needed: How many distinct approvers must say yes; approved_by: who did.
         created, expires: Unix times.
+        questions: The caller's questions as the caller saw them (rendered, redacted):
+            ``{name, kind, message, action, fields: [{name, label, value}]}``.
+        outcome: What became of the call once decided: ``acted``, ``failed``, ``busy``,
+            ``expired``, ``rejected``, ``cancelled`` (voided: it will not act) or ``running``
+            (approved, its call not finished); None while pending.
     """
 
     id: str
@@ -40,10 +45,14 @@ class InboxRequest:
     created: float
     expires: float
     approvers: tuple[str, ...] = ()
+    questions: tuple[Mapping[str, Any], ...] = ()
+    outcome: str | None = None
 
     @classmethod
     def of(cls, request: ApprovalRequest, status: RequestStatus | None = None) -> InboxRequest:
         """The inbox's view of a stored request (its status as of now, unless given)."""
+        status = status or request.status(time.time())
+        questions = request.extra.get("questions")
         return cls(
             id=request.id,
             tool=request.tool,
@@ -52,13 +61,15 @@ class InboxRequest:
             message=request.message,
             arguments=request.arguments,
             answers=request.answers,
-            status=status or request.status(time.time()),
+            status=status,
             needed=request.needed,
             approved_by=request.approved_by,
             decisions=request.decisions,
             created=request.created,
             expires=request.expires,
             approvers=request.approvers,
+            questions=tuple(questions) if isinstance(questions, list) else (),
+            outcome=_outcome(request, status),
         )
 
     @property
@@ -83,7 +94,19 @@ class InboxRequest:
             "approvers": list(self.approvers),
             "approved_by": list(self.approved_by),
             "needed": self.needed,
+            "questions": [dict(q) for q in self.questions],
+            "outcome": self.outcome,
             "decisions": [d.plain() for d in self.decisions],
             "created": self.created,
             "expires": self.expires,
         }
+
+
+def _outcome(request: ApprovalRequest, status: RequestStatus) -> str | None:
+    """What became of the call: the status's own word, or the approved call's noted outcome."""
+    if status == "pending":
+        return None
+    if status == "approved":
+        noted = request.extra.get("outcome")
+        return noted if isinstance(noted, str) else "running"
+    return {"voided": "cancelled"}.get(status, status)

@@ -64,6 +64,7 @@ class ApproveStep:
         inputs: Mapping[str, Any],
         answers: Mapping[str, Any],
         hidden: frozenset[str] = frozenset(),
+        questions: tuple[Mapping[str, Any], ...] = (),
     ) -> ApprovalAsk:
         """What the gate needs to find or make this call's request (its message rendered with
         the ``hidden`` fields, ``audit.redact``'s, as ``[redacted]``)."""
@@ -76,6 +77,7 @@ class ApproveStep:
             expires_s=self.expires_s,
             arguments=inputs,
             answers=answers,
+            questions=questions,
         )
 
 

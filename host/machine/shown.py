@@ -8,13 +8,13 @@ bound to it, a read that returned it) is scrubbed from the text as the log does.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
 
 from host.logs import REDACTED, scrub, secret_values
 from host.spec.templates import Renderer
 
-__all__ = ["render_shown", "shown_scope"]
+__all__ = ["Question", "questions_shown", "render_shown", "shown_scope"]
 
 
 def shown_scope(scope: Mapping[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
@@ -45,3 +45,69 @@ def render_shown(template: Renderer, scope: Mapping[str, Any], hidden: frozenset
     }
     secrets = secret_values({**scope, **answers}, hidden | answers.keys())
     return scrub(text, secrets)
+
+
+class Question(Protocol):
+    """An ``ask`` or ``confirm`` step as far as approvers see it."""
+
+    @property
+    def name(self) -> str:
+        """The step's name (its answer's key)."""
+        ...
+
+    @property
+    def confirm(self) -> bool:
+        """Whether it is a confirm."""
+        ...
+
+    @property
+    def message(self) -> Renderer:
+        """Its message."""
+        ...
+
+    @property
+    def form(self) -> Any:
+        """Its compiled form (``form.schema`` as the client got it, unrendered if dynamic)."""
+        ...
+
+
+def questions_shown(
+    steps: Iterable[object], scope: Mapping[str, Any], hidden: frozenset[str]
+) -> tuple[dict[str, Any], ...]:
+    """The questions the caller answered, as they saw them: each one's rendered message, its
+    fields' labels and the answer, for approvers (redacted fields read ``[redacted]``)."""
+    shown: list[dict[str, Any]] = []
+    for step in steps:
+        answer = scope.get(getattr(step, "name", ""))
+        if not hasattr(step, "form") or not isinstance(answer, Mapping):
+            continue
+        question: Question = step  # type: ignore[assignment]
+        content = answer.get("content")
+        properties = question.form.schema.get("properties") or {}
+        fields = [
+            {
+                "name": name,
+                "label": _label(properties.get(name), name),
+                "value": REDACTED if name in hidden else value,
+            }
+            for name, value in (content.items() if isinstance(content, Mapping) else ())
+        ]
+        shown.append(
+            {
+                "name": question.name,
+                "kind": "confirm" if question.confirm else "ask",
+                "message": render_shown(question.message, scope, hidden),
+                "action": answer.get("action"),
+                "fields": fields,
+            }
+        )
+    return tuple(shown)
+
+
+def _label(schema: Any, name: str) -> str:
+    """What the client showed beside a field: its title, else its description, else its name."""
+    if isinstance(schema, Mapping):
+        for key in ("title", "description"):
+            if isinstance(schema.get(key), str) and schema[key]:
+                return str(schema[key])
+    return name

@@ -23,7 +23,7 @@ from host.machine import Machine, ProgressSink
 from host.machine.gate import ApprovalAsk, Decided
 from host.protocol.digests import digest
 from host.store import Store
-from host.store.bounded import bounded_fields, bounded_text
+from host.store.bounded import bounded, bounded_fields, bounded_text
 from host.store.requests import ApprovalRequest, new_request_id
 
 __all__ = ["REDACTED", "StoreGate"]
@@ -121,6 +121,7 @@ class StoreGate:
             definition=definition,
             created=now,
             expires=now + ask.expires_s,
+            extra={"questions": [_question(q, self.most) for q in ask.questions]},
         )
         limited = self.limit is not None and self.principal != "anonymous"
         request = self.store.open_request(fresh, most=self.limit if limited else None)
@@ -194,3 +195,14 @@ def _answer(answer: Any, hidden: frozenset[str], most: int) -> Any:
     if isinstance(content, Mapping):
         kept["content"] = bounded_fields(_redacted(content, hidden), most)
     return kept
+
+
+def _question(question: Mapping[str, Any], most: int) -> dict[str, Any]:
+    """A question as approvers see it, its message and its answer's values bounded."""
+    fields = question.get("fields") or ()
+    share = max(512, most // max(1, len(fields)))
+    return {
+        **question,
+        "message": bounded_text(str(question.get("message", ""))),
+        "fields": [{**f, "value": bounded(f.get("value"), share)} for f in fields],
+    }
