@@ -79,7 +79,9 @@ def questions_shown(
     shown: list[dict[str, Any]] = []
     for step in steps:
         answer = scope.get(getattr(step, "name", ""))
-        if not hasattr(step, "form") or not isinstance(answer, Mapping):
+        if not hasattr(step, "form") or not hasattr(step, "message"):
+            continue
+        if not isinstance(answer, Mapping):
             continue
         question: Question = step  # type: ignore[assignment]
         content = answer.get("content")
@@ -95,7 +97,8 @@ def questions_shown(
         shown.append(
             {
                 "name": question.name,
-                "kind": "confirm" if question.confirm else "ask",
+                # NOTE: a URL ask has no confirm (and its values never reach the scope)
+                "kind": "confirm" if getattr(question, "confirm", False) else "ask",
                 "message": render_shown(question.message, scope, hidden),
                 "action": answer.get("action"),
                 "fields": fields,
