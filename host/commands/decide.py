@@ -113,4 +113,7 @@ def _pending(requests: list[dict[str, Any]], fmt: str) -> int:
         print(f"{item['id']}  {item['tool']}  by {item['caller']}  {got}  {left}s left")
         print(f"    {item['message']}")
         print(f"    arguments: {json.dumps(item['arguments'], ensure_ascii=False)}")
+        if item.get("cut"):
+            # NOTE: kept as digest, size and prefix; the approval still binds the whole value
+            print(f"    cut (too large to keep whole): {', '.join(item['cut'])}")
     return 0
