@@ -134,7 +134,15 @@ class StoreGate:
                        "principal": self.principal, "request": request.id},
             )  # fmt: skip
             if self.opened is not None:
-                self.opened(request)
+                try:
+                    self.opened(request)
+                except Exception:
+                    # NOTE: the request is kept: a hook that fails (metrics on a full disk)
+                    # must not fail the call that made it.
+                    log.exception(
+                        "a new request's hook failed",
+                        extra={"event": "approval_hook_failed", "request": request.id},
+                    )
         return request
 
     def _over_limit(self) -> ProtocolError:
