@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from host.approvals.service import ApprovalsService
 from host.machine import Machine, compile_project
 from host.observers.audit import AuditObserver
+from host.observers.outcomes import RequestOutcomes
 from host.observers.webhook import ApprovalsWebhook
 from host.protocol import Elicitation, Endpoint, LogObserver, Observer, make_endpoint
 from host.protocol.redaction import FieldCipher
@@ -129,6 +130,7 @@ def assemble(
         observers=chosen,
         elicitation=Elicitation.decide(project.server, settings.elicitation),
         pending_limit=settings.approvals.pending_limit,
+        record_max=settings.limits.record_max,
         approval_opened=_both(webhook.requested, metrics.approval_opened if metrics else None),
         url_asks=url_asks,
     )
@@ -149,10 +151,12 @@ def _load(settings: Settings) -> Project:
 def _observers(
     settings: Settings, store: Store, observers: Sequence[Observer] | None
 ) -> tuple[Observer, ...]:
-    """The observers of every round: those given (or the settings'), then the audit trail."""
+    """The observers of every round: those given (or the settings'), then the audit trail and
+    the approved calls' outcomes."""
     return (
         *(observers_for(settings) if observers is None else observers),
         AuditObserver(store, settings.audit_retention_s, record_max=settings.limits.record_max),
+        RequestOutcomes(store),
     )
 
 

@@ -111,7 +111,12 @@ class ScopeError(ProtocolError):
 
 
 class StoreError(HostError):
-    """The shared store could not be reached or answered something unexpected."""
+    """The shared store could not be reached or answered something unexpected.
+
+    Every HTTP route answers it with 503 and ``Retry-After: RETRY_AFTER_S``, never 500.
+    """
+
+    RETRY_AFTER_S = 5
 
 
 class NotFound(HostError):

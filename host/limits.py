@@ -31,6 +31,8 @@ __all__ = [
     "LimitSettings",
     "Slots",
     "limit_error",
+    "note_refused",
+    "take_refused",
 ]
 
 #: The JSON-RPC error code of a request refused by a limit (with HTTP 429).
@@ -40,6 +42,26 @@ RETRY_AFTER_S = 1
 
 #: The limited principal of the request this thread serves; None: not limited (anonymous).
 CALLER: ContextVar[str | None] = ContextVar("host_caller", default=None)
+
+#: Whether the request this thread served last was refused over a limit (HTTP 429).
+_refused = threading.local()
+
+
+def note_refused() -> None:
+    """The request this thread serves is answered 429: its caller is over one of its limits.
+
+    NOTE: read by the served worker (:mod:`host.serve.worker`), which queues that connection's
+    next request behind everyone else's: a principal flooding past its limits then waits for
+    the others, instead of every other principal waiting behind its queue of refusals.
+    """
+    _refused.flag = True
+
+
+def take_refused() -> bool:
+    """Whether this thread's last request was refused over a limit (and forget it)."""
+    refused = bool(getattr(_refused, "flag", False))
+    _refused.flag = False
+    return refused
 
 
 @dataclass(frozen=True)

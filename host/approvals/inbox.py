@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from host.store.bounded import is_bounded
 from host.store.requests import ApprovalRequest, Decision, RequestStatus
 
 __all__ = ["Decision", "InboxRequest"]
@@ -17,11 +18,17 @@ class InboxRequest:
     """One approval request, as the inbox, the API and the command line show it.
 
     Attributes:
-        arguments: The call's arguments; ``audit.redact`` fields read ``"[redacted]"``.
+        arguments: The call's arguments; ``audit.redact`` fields read ``"[redacted]"``, and one
+            over ``HOST_RECORD_MAX`` is ``{"bounded": {"sha256", "bytes", "prefix"}}``.
         answers: The caller's answers so far, redacted the same way.
         status: ``pending``, ``approved``, ``rejected``, ``expired`` or ``voided``.
         needed: How many distinct approvers must say yes; approved_by: who did.
         created, expires: Unix times.
+        questions: The caller's questions as the caller saw them (rendered, redacted):
+            ``{name, kind, message, action, fields: [{name, label, value}]}``.
+        outcome: What became of the call once decided: ``acted``, ``failed``, ``busy``,
+            ``expired``, ``rejected``, ``cancelled`` (voided: it will not act) or ``running``
+            (approved, its call not finished); None while pending.
     """
 
     id: str
@@ -38,10 +45,14 @@ class InboxRequest:
     created: float
     expires: float
     approvers: tuple[str, ...] = ()
+    questions: tuple[Mapping[str, Any], ...] = ()
+    outcome: str | None = None
 
     @classmethod
     def of(cls, request: ApprovalRequest, status: RequestStatus | None = None) -> InboxRequest:
         """The inbox's view of a stored request (its status as of now, unless given)."""
+        status = status or request.status(time.time())
+        questions = request.extra.get("questions")
         return cls(
             id=request.id,
             tool=request.tool,
@@ -50,14 +61,23 @@ class InboxRequest:
             message=request.message,
             arguments=request.arguments,
             answers=request.answers,
-            status=status or request.status(time.time()),
+            status=status,
             needed=request.needed,
             approved_by=request.approved_by,
             decisions=request.decisions,
             created=request.created,
             expires=request.expires,
             approvers=request.approvers,
+            questions=tuple(questions) if isinstance(questions, list) else (),
+            outcome=_outcome(request, status),
         )
+
+    @property
+    def cut(self) -> tuple[str, ...]:
+        """The arguments kept as digest, size and prefix (``*``: all of them, as one)."""
+        if is_bounded(self.arguments):
+            return ("*",)
+        return tuple(name for name, value in self.arguments.items() if is_bounded(value))
 
     def plain(self) -> dict[str, Any]:
         """The request as the API sends it."""
@@ -68,12 +88,25 @@ class InboxRequest:
             "caller": self.caller,
             "message": self.message,
             "arguments": dict(self.arguments),
+            "cut": list(self.cut),
             "answers": dict(self.answers),
             "status": self.status,
             "approvers": list(self.approvers),
             "approved_by": list(self.approved_by),
             "needed": self.needed,
+            "questions": [dict(q) for q in self.questions],
+            "outcome": self.outcome,
             "decisions": [d.plain() for d in self.decisions],
             "created": self.created,
             "expires": self.expires,
         }
+
+
+def _outcome(request: ApprovalRequest, status: RequestStatus) -> str | None:
+    """What became of the call: the status's own word, or the approved call's noted outcome."""
+    if status == "pending":
+        return None
+    if status == "approved":
+        noted = request.extra.get("outcome")
+        return noted if isinstance(noted, str) else "running"
+    return {"voided": "cancelled"}.get(status, status)

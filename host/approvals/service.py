@@ -126,14 +126,25 @@ class ApprovalsService:
                 f"that may decide request {request_id}"
             )
         self._status(request)  # NOTE: voids it first if its tool changed
+        retried = any(d.principal == who.principal for d in request.decisions)
         decided = self.store.decide_request(request_id, who.principal, VERDICTS[verdict], reason)
+        if retried:
+            return InboxRequest.of(decided)  # NOTE: told already, when it was recorded
         log.info(
             "approval decided",
             extra={"event": "approval_decided", "request": request_id, "tool": decided.tool,
                    "principal": who.principal, "verdict": verdict},
         )  # fmt: skip
         if self.on_decided is not None:
-            self.on_decided(decided.status(time.time()), decided)
+            try:
+                self.on_decided(decided.status(time.time()), decided)
+            except Exception:
+                # NOTE: the decision is recorded: a hook that fails (metrics on a full disk)
+                # must not turn its acknowledgement into a 500 the approver would retry.
+                log.exception(
+                    "a decision's hook failed",
+                    extra={"event": "approval_hook_failed", "request": request_id},
+                )
         return InboxRequest.of(decided)
 
     def _current(self) -> list[ApprovalRequest]:

@@ -5,7 +5,8 @@ They talk to the host's approvals API (``--url BASE``, the host's base URL as in
 host checks the same rights as for its inbox: ``pending`` lists what this person may decide,
 ``approve ID [--reason R]`` and ``reject ID --reason R`` decide one. Exit status: 0 done, 1
 refused (403: the caller themself or no approver scope; 404; 409: no longer pending; 401; the
-host unreachable), 2 for bad usage.
+host unreachable), 2 for bad usage, 3 when the host's store cannot be used now (503: try again
+after a few seconds; a decision sent again is recorded once).
 """
 
 from __future__ import annotations
@@ -56,6 +57,14 @@ def run(args: argparse.Namespace) -> int:
     else:
         body_in = {"reason": args.reason}
         status, body = _call("POST", f"{base}/{args.id}/{args.action}", token, body_in)
+    if status == 503:
+        wait = body.get("retry_after") or "a few"
+        print(
+            f"host approvals: the host cannot use its store now (503); nothing is lost: "
+            f"try again in {wait} seconds (a decision sent again is recorded once)",
+            file=sys.stderr,
+        )
+        return 3
     if status != 200:
         message = body.get("message") or body.get("error_description") or body.get("error")
         if status == 401:
@@ -80,9 +89,14 @@ def _call(method: str, url: str, token: str, body: Any = None) -> tuple[int, dic
             return int(response.status), json.loads(response.read() or b"{}")
     except urllib.error.HTTPError as exc:
         try:
-            return exc.code, json.loads(exc.read() or b"{}")
+            found = json.loads(exc.read() or b"{}")
         except ValueError:
-            return exc.code, {"error": exc.reason}
+            found = {"error": exc.reason}
+        if not isinstance(found, dict):
+            found = {"error": exc.reason}
+        if exc.headers.get("Retry-After"):
+            found["retry_after"] = exc.headers["Retry-After"]
+        return exc.code, found
     except (urllib.error.URLError, OSError) as exc:
         return 0, {"error": f"cannot reach {url}: {exc}"}
 
@@ -101,4 +115,7 @@ def _pending(requests: list[dict[str, Any]], fmt: str) -> int:
         print(f"{item['id']}  {item['tool']}  by {item['caller']}  {got}  {left}s left")
         print(f"    {item['message']}")
         print(f"    arguments: {json.dumps(item['arguments'], ensure_ascii=False)}")
+        if item.get("cut"):
+            # NOTE: kept as digest, size and prefix; the approval still binds the whole value
+            print(f"    cut (too large to keep whole): {', '.join(item['cut'])}")
     return 0

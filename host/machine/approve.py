@@ -16,6 +16,7 @@ from typing import Any
 
 from host.machine.gate import ApprovalAsk, Decided
 from host.machine.remember import Remember
+from host.machine.shown import render_shown
 from host.machine.types import CallContext, Ending, Outcome
 from host.spec.templates import Renderer
 
@@ -58,18 +59,25 @@ class ApproveStep:
     remember: Remember | None = None
 
     def ask(
-        self, scope: Mapping[str, Any], inputs: Mapping[str, Any], answers: Mapping[str, Any]
+        self,
+        scope: Mapping[str, Any],
+        inputs: Mapping[str, Any],
+        answers: Mapping[str, Any],
+        hidden: frozenset[str] = frozenset(),
+        questions: tuple[Mapping[str, Any], ...] = (),
     ) -> ApprovalAsk:
-        """What the gate needs to find or make this call's request."""
+        """What the gate needs to find or make this call's request (its message rendered with
+        the ``hidden`` fields, ``audit.redact``'s, as ``[redacted]``)."""
         return ApprovalAsk(
             step=self.name,
-            message=str(self.message(scope)),
+            message=render_shown(self.message, scope, hidden),
             approvers=self.approvers,
             count=self.count,
             wait_s=self.wait_s,
             expires_s=self.expires_s,
             arguments=inputs,
             answers=answers,
+            questions=questions,
         )
 
 

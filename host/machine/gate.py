@@ -35,6 +35,8 @@ class ApprovalAsk:
         expires_s: How long the request can be decided.
         arguments: The call's inputs (defaults filled in).
         answers: The caller's answers so far, by question: ``{action, content}``.
+        questions: Those questions as the caller saw them: ``{name, kind, message, action,
+            fields: [{name, label, value}]}``, rendered for approvers (redacted).
     """
 
     step: str
@@ -45,6 +47,7 @@ class ApprovalAsk:
     expires_s: float
     arguments: Mapping[str, Any]
     answers: Mapping[str, Any] = field(default_factory=dict)
+    questions: tuple[Mapping[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from host.machine.gate import Decided
 from host.machine.locking import LockStep, locked
 from host.machine.remember import Approving, Remember
 from host.machine.schemas import SchemaCheck, error_message
+from host.machine.shown import questions_shown
 from host.machine.timing import DEFAULT_ACT_S, DEFAULT_READ_S, RUNNER, HandlerTimeout
 from host.machine.types import (
     Answer,
@@ -341,7 +342,8 @@ class Machine:
             for s in self.steps
             if isinstance(s, QuestionStep) and isinstance(scope.get(s.name), Mapping)
         }
-        decided = ctx.gate.decide(step.ask(scope, inputs, answers))
+        asked = questions_shown(self.steps, scope, self.audit_redact)
+        decided = ctx.gate.decide(step.ask(scope, inputs, answers, self.audit_redact, asked))
         if decided.status == "pending":
             return pending(self.name, decided, ctx)
         if decided.status == "spent":

@@ -58,9 +58,9 @@ from host.jsonvalues import storable
 from host.limits import LimitSettings
 from host.machine import Decided
 from host.observers.batches import Batches
-from host.observers.bounded import bounded
 from host.protocol.events import Refusal, Round
 from host.store import Store
+from host.store.bounded import bounded
 from host.store.records import ACTED, ENDED, AuditRecord, approval_id, call_id
 from host.store.shared import Started
 
@@ -113,7 +113,7 @@ def audit_record(event: Round, now: float, most: int, note: str | None = None) -
     """The record of the call ``event`` ended, at ``now`` (Unix time), fields redacted.
 
     Arguments, and each answer's content, over ``most`` bytes of JSON are kept bounded
-    (:mod:`host.observers.bounded`). ``note`` is the record's note, when not the event's own.
+    (:mod:`host.store.bounded`). ``note`` is the record's note, when not the event's own.
     """
     hidden = event.redact
     owner = event.owner or event.principal

@@ -9,8 +9,14 @@ expires. The body is JSON::
      "request": {"id", "tool", "caller", "message", "arguments", "status", "expires", "url"},
      "text": "one line with the inbox link"}
 
-``text`` is what Slack and Mattermost incoming webhooks show as is. With a secret, the header
-``X-Host-Signature: sha256=<hex HMAC-SHA256 of the body>`` lets the receiver check the sender.
+``text`` is what Slack and Mattermost incoming webhooks show as is: one line, every value a caller
+controls in it (the message, the caller's name, the tool) escaped for their markup (``&``, ``<``,
+``>``), so its only link is the host's and no caller can ping a channel; it names the caller once.
+
+Each POST carries ``X-Host-Event-Id`` (the same on every try of one notification, for receivers
+to drop duplicates) and ``X-Host-Timestamp`` (Unix seconds, when that try was sent); with a
+secret, ``X-Host-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">`` lets the receiver
+check the sender and refuse a replayed old POST.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import hmac
 import json
 import logging
 import queue
+import secrets
 import threading
 import time
 import urllib.error
@@ -31,7 +38,7 @@ from typing import Any
 from host.approvals.settings import ApprovalSettings
 from host.store.requests import ApprovalRequest
 
-__all__ = ["ApprovalsWebhook", "payload", "signature"]
+__all__ = ["ApprovalsWebhook", "escaped", "payload", "signature"]
 
 log = logging.getLogger("host.approvals")
 
@@ -41,20 +48,30 @@ TIMEOUT_S = 5.0
 MAX_BACKOFF_S = 60.0
 
 
-def signature(secret: str, body: bytes) -> str:
-    """The ``X-Host-Signature`` value of ``body``."""
-    return "sha256=" + hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+def signature(secret: str, timestamp: str, body: bytes) -> str:
+    """The ``X-Host-Signature`` value of ``body`` sent at ``timestamp`` (Unix seconds)."""
+    signed = timestamp.encode("ascii") + b"." + body
+    return "sha256=" + hmac.new(secret.encode("utf-8"), signed, hashlib.sha256).hexdigest()
+
+
+def escaped(text: str) -> str:
+    """``text`` as Slack and Mattermost show it literally: one line, no markup of its own."""
+    flat = " ".join(text.split())
+    return flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def payload(event: str, request: ApprovalRequest, public_url: str | None) -> dict[str, Any]:
     """The webhook's JSON body for ``event`` on ``request``."""
     url = f"{public_url}/approvals/requests/{request.id}" if public_url else None
     status = request.status(time.time())
+    tool = escaped(request.tool)
     if event == "requested":
-        text = f"{request.caller} asks for approval: {request.message}"
+        text = f"Approval requested ({tool}): {escaped(request.message)}"
+        if request.caller not in request.message:
+            text += f" (asked by {escaped(request.caller)})"
     else:
-        by = ", ".join(d.principal for d in request.decisions) or "nobody"
-        text = f"Request {request.id} ({request.tool}) is {status}, decided by {by}."
+        by = ", ".join(escaped(d.principal) for d in request.decisions) or "nobody"
+        text = f"Request {request.id} ({tool}) is {status}, decided by {by}."
     if url:
         text += f" <{url}|Open the request>"
     return {
@@ -78,6 +95,7 @@ class _Delivery:
     body: bytes
     until: float
     request: str
+    event_id: str
     tries: int = 0
     due: float = 0.0
 
@@ -112,7 +130,8 @@ class ApprovalsWebhook:
         body = json.dumps(
             payload(event, request, self.settings.public_url), ensure_ascii=False
         ).encode("utf-8")
-        self._queue.put(_Delivery(body, request.expires, request.id))
+        event_id = "evt_" + secrets.token_urlsafe(16)
+        self._queue.put(_Delivery(body, request.expires, request.id, event_id))
         self._start()
 
     def _start(self) -> None:
@@ -141,9 +160,13 @@ class ApprovalsWebhook:
     def _send(self, delivery: _Delivery) -> bool:
         url = self.settings.webhook
         assert url is not None
-        headers = {"Content-Type": "application/json", "User-Agent": "host-approvals"}
+        timestamp = str(int(time.time()))
+        headers = {"Content-Type": "application/json", "User-Agent": "host-approvals",
+                   "X-Host-Event-Id": delivery.event_id, "X-Host-Timestamp": timestamp}  # fmt: skip
         if self.settings.webhook_secret:
-            headers["X-Host-Signature"] = signature(self.settings.webhook_secret, delivery.body)
+            headers["X-Host-Signature"] = signature(
+                self.settings.webhook_secret, timestamp, delivery.body
+            )
         request = urllib.request.Request(url, delivery.body, headers, method="POST")
         try:
             with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import falcon
 
 from host.auth import Authenticator, AuthError
+from host.errors import StoreError
 from host.pages.render import Pages
 from host.pages.service import Inbox
 from host.pages.session import Session, Sessions
@@ -32,17 +33,31 @@ SIGNED_OUT = (
 
 
 def guarded(responder: Callable[..., None]) -> Callable[..., None]:
-    """A responder whose unexpected failure is a 500 page (and a log line), never a traceback."""
+    """A responder whose unexpected failure is a 500 page (and a log line), never a traceback;
+    a store that cannot be used now is a 503 page with ``Retry-After``."""
 
     @functools.wraps(responder)
     def run(self: Any, req: falcon.Request, resp: falcon.Response, **params: Any) -> None:
+        site: Site
         try:
             responder(self, req, resp, **params)
         except falcon.HTTPError:
             raise  # the framework's own answers (a malformed form: 400)
+        except StoreError as exc:
+            log.error(
+                "page unavailable: %s", exc.message,
+                extra={"event": "store_unavailable", "path": req.path},
+            )  # fmt: skip
+            site = self.site
+            site.refuse(
+                resp, 503, "Try again shortly",
+                "The host cannot reach its store now. Try again in a few seconds: a "
+                "decision sent again is recorded once.",
+            )  # fmt: skip
+            resp.set_header("Retry-After", str(StoreError.RETRY_AFTER_S))
         except Exception:
             log.exception("page failed", extra={"event": "page_failed", "path": req.path})
-            site: Site = self.site
+            site = self.site
             site.refuse(resp, 500, "Something went wrong", "The host could not show this page.")
 
     return run

@@ -100,6 +100,7 @@ def make_endpoint(
     observers: Sequence[Observer] = (LogObserver(),),
     elicitation: Elicitation | None = None,
     pending_limit: int | None = 20,
+    record_max: int = 16 * 1024,
     approval_opened: Opened | None = None,
     url_asks: UrlAskBook | None = None,
 ) -> Endpoint:
@@ -117,6 +118,7 @@ def make_endpoint(
             those that want them about refused requests.
         elicitation: Whether tools may ask (by default what ``server`` says).
         pending_limit: The most approval requests one authenticated caller may have pending.
+        record_max: Bytes of arguments an approval request keeps whole (``HOST_RECORD_MAX``).
         approval_opened: Told about each approval request a call opens (the webhook).
         url_asks: Where URL asks keep their pages (by default the store's, their
             ``HOST_PUBLIC_URL`` unknown: each request's own host).
@@ -132,6 +134,7 @@ def make_endpoint(
         observers=observers,
         elicitation=elicitation,
         pending_limit=pending_limit,
+        record_max=record_max,
         approval_opened=approval_opened,
         url_asks=url_asks or UrlAskBook(store, cipher),
     )

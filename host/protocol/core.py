@@ -164,6 +164,7 @@ class ToolHost:
         elicitation: Whether tools may ask; by default what the server spec says
             (:meth:`Elicitation.decide`). The assembly decides it with the deployment's switch.
         pending_limit: The most approval requests one authenticated caller may have pending.
+        record_max: Bytes of arguments an approval request keeps whole (``HOST_RECORD_MAX``).
         approval_opened: Told about each approval request a call opens (the webhook).
         url_asks: The URL asks' book (their pages); None: a tool that asks on a page cannot.
     """
@@ -179,12 +180,14 @@ class ToolHost:
         observers: Sequence[Observer] = (LogObserver(),),
         elicitation: Elicitation | None = None,
         pending_limit: int | None = 20,
+        record_max: int = 16 * 1024,
         approval_opened: Opened | None = None,
         url_asks: UrlAskBook | None = None,
     ) -> None:
         self.server = server
         self.url_asks = url_asks
         self.pending_limit = pending_limit
+        self.record_max = record_max
         self.approval_opened = approval_opened
         self.machines = dict(machines)
         self.store = store
@@ -464,6 +467,7 @@ class ToolHost:
             progress=call.progress,
             limit=self.pending_limit,
             opened=self.approval_opened,
+            most=self.record_max,
         )
 
 

@@ -37,7 +37,7 @@ __all__ = ["Endpoint", "Era", "Reply", "Sessions"]
 log = logging.getLogger("host.protocol")
 
 #: Seconds a client is asked to wait before retrying when the store cannot be used.
-RETRY_AFTER_S = 5
+RETRY_AFTER_S = StoreError.RETRY_AFTER_S
 
 
 @dataclass(frozen=True)

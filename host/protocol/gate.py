@@ -23,6 +23,7 @@ from host.machine import Machine, ProgressSink
 from host.machine.gate import ApprovalAsk, Decided
 from host.protocol.digests import digest
 from host.store import Store
+from host.store.bounded import bounded, bounded_fields, bounded_text
 from host.store.requests import ApprovalRequest, new_request_id
 
 __all__ = ["REDACTED", "StoreGate"]
@@ -50,6 +51,9 @@ class StoreGate:
         progress: Where reports go while the call waits; None: nowhere.
         limit: The most requests one authenticated caller may have pending (None: no limit).
         opened: Told about each new request.
+        most: Bytes of arguments (or of one answer's content) a request keeps whole
+            (``HOST_RECORD_MAX``); larger fields are kept as digest, size and prefix, while the
+            binding (and so the act) is bound to the full arguments' digest.
     """
 
     def __init__(
@@ -62,6 +66,7 @@ class StoreGate:
         progress: ProgressSink | None = None,
         limit: int | None = None,
         opened: Opened | None = None,
+        most: int = 16 * 1024,
     ) -> None:
         self.store = store
         self.machine = machine
@@ -70,6 +75,7 @@ class StoreGate:
         self.progress = progress
         self.limit = limit
         self.opened = opened
+        self.most = most
 
     def decide(self, ask: ApprovalAsk) -> Decided:
         """Find or make the request for ``ask``, wait for it, and say where it stands."""
@@ -105,17 +111,22 @@ class StoreGate:
             tool=machine.name,
             title=machine.title or "",
             step=ask.step,
-            message=ask.message,
+            message=bounded_text(ask.message),
             approvers=ask.approvers,
             needed=ask.count,
-            arguments=_redacted(ask.arguments, machine.audit_redact),
-            answers={k: _answer(v, machine.audit_redact) for k, v in ask.answers.items()},
+            arguments=bounded_fields(_redacted(ask.arguments, machine.audit_redact), self.most),
+            answers={
+                k: _answer(v, machine.audit_redact, self.most) for k, v in ask.answers.items()
+            },
             definition=definition,
             created=now,
             expires=now + ask.expires_s,
+            extra={"questions": [_question(q, self.most) for q in ask.questions]},
         )
-        self._check_limit(binding)
-        request = self.store.open_request(fresh)
+        limited = self.limit is not None and self.principal != "anonymous"
+        request = self.store.open_request(fresh, most=self.limit if limited else None)
+        if request is None:
+            raise self._over_limit()
         if request.id == fresh.id:
             log.info(
                 "approval requested",
@@ -123,27 +134,26 @@ class StoreGate:
                        "principal": self.principal, "request": request.id},
             )  # fmt: skip
             if self.opened is not None:
-                self.opened(request)
+                try:
+                    self.opened(request)
+                except Exception:
+                    # NOTE: the request is kept: a hook that fails (metrics on a full disk)
+                    # must not fail the call that made it.
+                    log.exception(
+                        "a new request's hook failed",
+                        extra={"event": "approval_hook_failed", "request": request.id},
+                    )
         return request
 
-    def _check_limit(self, binding: str) -> None:
-        """Refuse a new request past the caller's limit (an identical call's is not new)."""
-        if self.limit is None or self.principal == "anonymous":
-            return
-        now = time.time()
-        mine = [
-            r
-            for r in self.store.requests()
-            if r.caller == self.principal and r.status(now) == "pending" and not r.told
-        ]
-        if len(mine) >= self.limit and all(r.binding != binding for r in mine):
-            raise ProtocolError(
-                LIMIT_EXCEEDED,
-                f"{self.principal} has {len(mine)} approval requests pending, the most allowed "
-                "(HOST_LIMIT_PENDING_APPROVALS); wait for them to be decided or to expire",
-                {"limit": "pending_approvals", "value": self.limit, "retryAfter": 60},
-                429,
-            )
+    def _over_limit(self) -> ProtocolError:
+        """The 429 of a new request past the caller's limit (an identical call's is not new)."""
+        return ProtocolError(
+            LIMIT_EXCEEDED,
+            f"{self.principal} has {self.limit} approval requests pending, the most allowed "
+            "(HOST_LIMIT_PENDING_APPROVALS); wait for them to be decided or to expire",
+            {"limit": "pending_approvals", "value": self.limit, "retryAfter": 60},
+            429,
+        )
 
     def _wait(self, request: ApprovalRequest, wait_s: float) -> ApprovalRequest:
         started = time.monotonic()
@@ -185,11 +195,22 @@ def _redacted(values: Mapping[str, Any], hidden: frozenset[str]) -> dict[str, An
     return {k: REDACTED if k in hidden else v for k, v in values.items()}
 
 
-def _answer(answer: Any, hidden: frozenset[str]) -> Any:
+def _answer(answer: Any, hidden: frozenset[str], most: int) -> Any:
     if not isinstance(answer, Mapping):
         return answer
     kept = {k: v for k, v in answer.items() if k != "content"}
     content = answer.get("content")
     if isinstance(content, Mapping):
-        kept["content"] = _redacted(content, hidden)
+        kept["content"] = bounded_fields(_redacted(content, hidden), most)
     return kept
+
+
+def _question(question: Mapping[str, Any], most: int) -> dict[str, Any]:
+    """A question as approvers see it, its message and its answer's values bounded."""
+    fields = question.get("fields") or ()
+    share = max(512, most // max(1, len(fields)))
+    return {
+        **question,
+        "message": bounded_text(str(question.get("message", ""))),
+        "fields": [{**f, "value": bounded(f.get("value"), share)} for f in fields],
+    }

@@ -100,6 +100,9 @@ class RequestPool(Executor):
         # NOTE: queued work, and threads back for their connection's next request (in order).
         self._work: deque[_Work | _Thread] = deque()
         self._returning = 0  # the threads among _work
+        # NOTE: threads back with the next request of a connection refused over its limits:
+        # they go only when nothing else is queued.
+        self._behind: deque[_Thread] = deque()
         self._idle: list[_Thread] = []  # NOTE: a stack: the thread that ran last runs next
         self._started: list[threading.Thread] = []
         self._stretches: deque[_Stretch] = deque()  # in the order they started
@@ -126,9 +129,10 @@ class RequestPool(Executor):
         with self._lock:
             self._shutdown = True
             idle, self._idle = self._idle, []
-            dropped = list(self._work) if cancel_futures else []
+            dropped = [*self._work, *self._behind] if cancel_futures else []
             if cancel_futures:
                 self._work.clear()
+                self._behind.clear()
                 self._returning = 0
             self._woken.notify_all()
         for item in dropped:
@@ -143,12 +147,14 @@ class RequestPool(Executor):
                 if started is not threading.current_thread():
                     started.join()
 
-    def between(self, wait: Callable[[], bool]) -> bool:
+    def between(self, wait: Callable[[], bool], *, behind: bool = False) -> bool:
         """Between two requests of one connection: ``wait()`` for the next without a turn.
 
         Called by the thread that served the last one; True once the next has come and the
         thread has a turn again (in order, behind the work queued meanwhile), so it serves it
         itself; False when ``wait()`` gives up. Off the pool's threads, ``wait()`` alone.
+        ``behind``: the last request was refused over its caller's limits; the next one waits
+        behind every other queued request (it goes once none is queued).
         """
         thread: _Thread | None = getattr(_current, "thread", None)
         if thread is None or thread.pool is not self:
@@ -162,11 +168,14 @@ class RequestPool(Executor):
             return False
         with self._lock:
             now = time.monotonic()
-            if not self._work and self._room(now):
+            if not self._work and not self._behind and self._room(now):
                 self._count(thread, now)
                 return True
-            self._work.append(thread)
-            self._returning += 1
+            if behind:
+                self._behind.append(thread)
+            else:
+                self._work.append(thread)
+                self._returning += 1
             go = self._dispatch(now)
             if thread not in go:
                 self._watch()  # NOTE: the turns may all be held by requests gone stale
@@ -203,7 +212,7 @@ class RequestPool(Executor):
         threads for a turn, for good. In order otherwise: a woken thread takes the queue's head.
         """
         go: list[_Thread | threading.Thread] = []
-        if not self._work or not self._room(now):
+        if not (self._work or self._behind) or not self._room(now):
             return go
         if len(self._work) > self._returning:
             waker = self._waker()
@@ -214,6 +223,10 @@ class RequestPool(Executor):
             back = next(item for item in self._work if isinstance(item, _Thread))
             self._work.remove(back)
             self._returning -= 1
+            self._count(back, now)
+            go.append(back)
+        while self._behind and not self._work and self._counted + waking < self._running_max:
+            back = self._behind.popleft()
             self._count(back, now)
             go.append(back)
         return go
@@ -273,6 +286,9 @@ class RequestPool(Executor):
                     if isinstance(work, _Thread):
                         self._returning -= 1
                     self._count(work if isinstance(work, _Thread) else thread, now)
+                elif self._behind and self._counted < self._running_max:
+                    work = self._behind.popleft()
+                    self._count(work, now)
                 elif self._shutdown:
                     return
                 else:
@@ -308,7 +324,11 @@ class RequestPool(Executor):
                     continue
                 # NOTE: with work queued and no turn free, the oldest counted stretch is the
                 # first to go stale; otherwise a submit (or a shutdown) wakes the watcher.
-                stale = self._work and self._stretches and self._counted >= self._running_max
+                stale = (
+                    (self._work or self._behind)
+                    and self._stretches
+                    and self._counted >= self._running_max
+                )
                 self._watching = bool(stale)
                 due = self._stretches[0].start + self._stale_s - now if stale else None
                 self._woken.wait(due)

@@ -16,7 +16,10 @@ comes within a fraction of a millisecond, so the thread that answered waits :dat
 it (its turn given away, :meth:`host.serve.pool.RequestPool.between`) and serves it itself. It
 was first measured at a tenth to an eighth less CPU per call served; against its parent with
 ``bench/compare.py``, at most a few percent and the same tail (``bench/RESULTS.md``). A quiet
-connection goes back to the poller as before.
+connection goes back to the poller as before. A connection whose last request was refused over
+one of its caller's limits (429) queues its next request behind every other request
+(:meth:`host.serve.pool.RequestPool.between`), so a principal that floods past its limits waits
+for the other principals, not they for it.
 
 NOTE: every request, on either path, is served through :class:`host.serve.drain.Drained`: a body
 the app did not read is drained (bounded) before the response, or the response says
@@ -30,6 +33,7 @@ from typing import Any
 
 from gunicorn.workers.gthread import ThreadWorker as _GthreadWorker
 
+from host.limits import take_refused
 from host.serve.drain import Drained, serving
 from host.serve.pool import RequestPool
 
@@ -62,8 +66,12 @@ class ThreadWorker(_GthreadWorker):  # type: ignore[misc]
 
     def handle(self, conn: Any) -> Any:
         """Serve the connection's request, and the next ones that come within :data:`LINGER_S`."""
+        take_refused()  # NOTE: forget a refusal of this thread's previous connection
         keep = super().handle(conn)
-        while keep is True and self.alive and self.tpool.between(lambda: _readable(conn.sock)):
+        while keep is True and self.alive:
+            behind = take_refused()
+            if not self.tpool.between(lambda: _readable(conn.sock), behind=behind):
+                break
             keep = super().handle(conn)
         return keep
 

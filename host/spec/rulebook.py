@@ -299,6 +299,13 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
         "Remove the name from the template: only the handlers get what the page receives.",
     ),
     (
+        "redacted-shown",
+        "warning",
+        "A template people read (an approve, confirm or ask `message`) names "
+        "a field `audit.redact` keeps out of the record: approvers read `[redacted]` there.",
+        "Remove the name from the template, or take the field out of `audit.redact`.",
+    ),
+    (
         "form-fill",
         "error",
         "A form field has an input's name but its ask has no `when:`.",

@@ -175,8 +175,14 @@ class AuditLog(Protocol):
 class Requests(Protocol):
     """Approval requests, by id, and the bindings identical calls find them by."""
 
-    def open(self, request: ApprovalRequest, ttl_s: float) -> ApprovalRequest:
-        """Keep ``request`` unless a live request holds its binding; the one that holds it."""
+    def open(
+        self, request: ApprovalRequest, ttl_s: float, most: int | None = None
+    ) -> ApprovalRequest | None:
+        """Keep ``request`` unless a live request holds its binding; the one that holds it.
+
+        With ``most``, in the same atomic step: None (nothing kept) when the caller already
+        has that many requests open (pending, not told, not voided, not expired).
+        """
         ...
 
     def get(self, request_id: str) -> ApprovalRequest | None:

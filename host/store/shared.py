@@ -73,6 +73,7 @@ honest answer, and an act that must be exactly-once needs an idempotency key of 
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -97,6 +98,8 @@ from host.store.values import DEFAULT_LEASE_S, ActState, Risk
 from host.store.waiting import poll_until, pop_waiting
 
 __all__ = ["Started", "Store"]
+
+log = logging.getLogger("host.store")
 
 #: How often a waiting call looks at its request again when no wake-up came (another waiter
 #: may have taken the one a decision pushed).
@@ -417,13 +420,19 @@ class Store:
 
     # -- approval requests -----------------------------------------------------------------------
 
-    def open_request(self, request: ApprovalRequest) -> ApprovalRequest:
+    def open_request(
+        self, request: ApprovalRequest, *, most: int | None = None
+    ) -> ApprovalRequest | None:
         """Keep ``request``, unless a live request holds its binding: then that one.
 
         Of any number of callers opening the same binding at once, across processes, one
-        request is kept and every caller gets it.
+        request is kept and every caller gets it. With ``most``: None, and nothing kept, when
+        the caller has that many requests open already (pending and not yet told), counted in
+        the same atomic step, so concurrent calls never pass the limit.
         """
-        return self._requests.open(request, _keep_s(request))
+        if most is not None:
+            check_limit(most)
+        return self._requests.open(request, _keep_s(request), most)
 
     def request(self, request_id: str) -> ApprovalRequest | None:
         """The request with this id, while it is kept (its expiry plus its history)."""
@@ -457,26 +466,43 @@ class Store:
     ) -> ApprovalRequest:
         """Add one approver's decision, and wake the calls waiting for it.
 
+        The same decision again (a retry whose first answer was lost) returns the request as
+        it is. A wake-up the store refuses once the decision is kept is logged, not raised:
+        a waiting call looks at its request again within half a second anyway.
+
         Raises:
             NotFound: No such request.
             Forbidden: ``principal`` made the call: nobody approves their own request.
             Conflict: The request is no longer pending, or ``principal`` decided it already.
         """
 
-        def decide(current: ApprovalRequest) -> ApprovalRequest:
+        def decide(current: ApprovalRequest) -> ApprovalRequest | None:
             if principal == current.caller:
                 raise Forbidden(f"{principal} made request {request_id} and cannot decide it")
+            mine = [d for d in current.decisions if d.principal == principal]
+            if mine and mine[0].verdict == verdict and not current.voided:
+                # NOTE: a retry of a decision the store kept though its answer was lost (a
+                # timeout, a 503 after the write): acknowledged again, never a 409.
+                return None
             status = current.status(time.time())
             if status != "pending":
                 raise Conflict(f"request {request_id} is {status}, no longer pending")
-            if any(d.principal == principal for d in current.decisions):
+            if mine:
                 raise Conflict(f"{principal} has already decided request {request_id}")
             return current.decided(Decision(principal, verdict, reason, time.time()))
 
         decided = self.change_request(request_id, decide)
         if decided is None:
             raise NotFound(f"there is no approval request {request_id}")
-        self._queues.push(_wake_key(request_id), "decided", 60.0)
+        try:
+            self._queues.push(_wake_key(request_id), "decided", 60.0)
+        except StoreError as exc:
+            # NOTE: the decision is kept: the waiting call reads it when it looks again
+            # (every _RECHECK_S), so the approver is told it was recorded, not 503.
+            log.warning(
+                "a decision's wake-up was not written: %s", exc.message,
+                extra={"event": "approval_wake_failed", "request": request_id},
+            )  # fmt: skip
         return decided
 
     def spend_request(self, request_id: str, holder: str) -> bool:

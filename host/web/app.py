@@ -22,7 +22,7 @@ from host.approvals.probe import PROBE_PATH, StoreProbeResource
 from host.assembly import Assembly, assemble, ensure_secret
 from host.auth import Authenticator, Identity, protected_resource_paths
 from host.errors import ProtocolError, SettingsError
-from host.limits import CALLER
+from host.limits import CALLER, note_refused
 from host.machine import Machine
 from host.machine.timing import RUNNER
 from host.pages import EMPTY_INBOX, Inbox, mount_pages
@@ -189,6 +189,7 @@ class McpResource:
                 extra={"event": "limit_refused", "principal": identity.principal,
                        "reason": exc.message},
             )  # fmt: skip
+            note_refused()
             resp.status = exc.http_status
             resp.set_header("Retry-After", str(exc.data["retryAfter"]))
             resp.content_type = falcon.MEDIA_JSON
@@ -317,6 +318,8 @@ class McpResource:
     ) -> None:
         if held is not None and reply.stream is None:
             held.close()
+        if reply.status == 429:
+            note_refused()  # NOTE: a limit the protocol applies (handler threads, approvals)
         resp.status = reply.status
         if reply.scopes:
             self.gate.forbid(resp, reply.scopes)

@@ -10,24 +10,33 @@ one the inbox pages call, so the same person has the same rights on every path:
 * ``POST /approvals/api/requests/ID/approve`` and ``.../reject`` with ``{"reason": "..."}`` (in
   I-JSON, as ``/mcp`` bodies; else 400 naming what and where):
   the request as it is after the decision; 403 for the caller or a person without an approver
-  scope, 409 for a request no longer pending.
+  scope, 409 for a request no longer pending; the same decision again (a retry whose answer
+  was lost) gets 200 and the request as it is.
+
+A store that cannot be used now (down, stopped, its disk full) is 503 with ``Retry-After`` on
+every route, never 500: the client tries again, and a decision is recorded at most once.
 
 Without auth settings the API is not served (404): nobody could be told apart.
 """
 
 from __future__ import annotations
 
+import functools
+import logging
+from collections.abc import Callable
 from typing import Any
 
 import falcon
 
 from host.approvals.service import ApprovalsService
 from host.auth import AuthError, Identity
-from host.errors import Conflict, Forbidden, HostError, NotFound
+from host.errors import Conflict, Forbidden, HostError, NotFound, StoreError
 from host.protocol import ijson
 from host.web.auth import Gate
 
 __all__ = ["API_PREFIX", "add_approvals_api"]
+
+log = logging.getLogger("host.approvals")
 
 API_PREFIX = "/approvals/api/requests"
 
@@ -63,7 +72,31 @@ def _fail(resp: falcon.Response, exc: HostError) -> None:
     resp.media = {"error": kind, "message": exc.message}
 
 
+def _served(responder: Callable[..., None]) -> Callable[..., None]:
+    """A responder that answers 503 with ``Retry-After`` when the store cannot be used now."""
+
+    @functools.wraps(responder)
+    def run(self: Any, req: falcon.Request, resp: falcon.Response, **params: Any) -> None:
+        try:
+            responder(self, req, resp, **params)
+        except StoreError as exc:
+            log.error(
+                "approvals API unavailable: %s", exc.message,
+                extra={"event": "store_unavailable", "path": req.path, "method": req.method},
+            )  # fmt: skip
+            resp.status = 503
+            resp.set_header("Retry-After", str(StoreError.RETRY_AFTER_S))
+            resp.media = {
+                "error": "unavailable",
+                "message": "the host cannot use its store now: try again in "
+                f"{StoreError.RETRY_AFTER_S} s (a decision sent again is recorded once)",
+            }
+
+    return run
+
+
 class _Requests(_Resource):
+    @_served
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         who = self.who(req, resp)
         if who is None:
@@ -80,6 +113,7 @@ class _Requests(_Resource):
 
 
 class _Request(_Resource):
+    @_served
     def on_get(self, req: falcon.Request, resp: falcon.Response, request_id: str) -> None:
         who = self.who(req, resp)
         if who is None:
@@ -91,6 +125,7 @@ class _Request(_Resource):
 
 
 class _Decide(_Resource):
+    @_served
     def on_post(
         self, req: falcon.Request, resp: falcon.Response, request_id: str, verdict: str
     ) -> None:

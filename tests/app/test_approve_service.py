@@ -116,3 +116,22 @@ def test_a_jwt_named_like_the_caller_is_not_the_caller(store: Store, tmp_path: P
     approver = Identity("alice", frozenset({"ops:approve"}), method="jwt")
     assert [r.id for r in service.decidable(approver)] == [made.request]
     assert service.decidable(ALICE) == []  # the caller herself still may not
+
+
+def test_a_failing_hook_never_fails_a_recorded_decision_and_a_retry_is_told_once(
+    store: Store, tmp_path: Path
+) -> None:
+    machine = _machine(tmp_path)
+    made = StoreGate(store, machine, "alice", "c").decide(_ask("hooked"))  # type: ignore[arg-type]
+    told: list[str] = []
+
+    def full_disk(status: str, request: object) -> None:
+        told.append(status)
+        raise OSError(28, "No space left on device")  # the metrics' files, say
+
+    service = ApprovalsService(store, {"restart": machine}, decided=full_disk)  # type: ignore[dict-item]
+    done = service.decide(BOB, made.request, "approve", "ok")
+    assert done.status == "approved" and done.approved_by == ("bob",)
+    again = service.decide(BOB, made.request, "approve", "ok")  # its answer was lost: a retry
+    assert again.approved_by == ("bob",) and len(again.decisions) == 1
+    assert told == ["approved"]  # told once, when it was recorded

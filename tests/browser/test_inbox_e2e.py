@@ -119,11 +119,24 @@ def test_the_inbox_on_a_desktop_and_a_phone(chromium: Browser, site: Site, tmp_p
         no_horizontal_scroll(page)
         shot(page, tmp_path, "inbox-phone.png")
         open_request(page, site, request["id"])
+        # The question as alice saw it, and her answer in words, not debug output.
+        expect(page.locator(".asked")).to_have_text("restart_service web?")
+        expect(page.locator(".answer")).to_have_text("Yes")
         no_horizontal_scroll(page)
         shot(page, tmp_path, "request-phone.png")
         page.get_by_role("button", name="Approve").click()
         expect(page.locator("h1 .status")).to_have_text("approved")
-    assert wait()["structuredContent"]["restarted"] == "web"
+        assert wait()["structuredContent"]["restarted"] == "web"
+        # Then what became of the call: on the request's page and in History.
+        page.reload()
+        expect(page.locator(".outcome")).to_contain_text("Acted. Done: the action ran.")
+        no_horizontal_scroll(page)
+        shot(page, tmp_path, "request-decided-phone.png")
+        page.get_by_role("link", name="History").click()
+        entry = page.locator("li.card", has=page.locator(f"a[href$='{request['id']}']"))
+        expect(entry.locator(".outcome")).to_contain_text("Acted.")
+        no_horizontal_scroll(page)
+        shot(page, tmp_path, "history-phone.png")
     for service in services:  # the next tests' inboxes start empty
         (left,) = site.pending("bob", service)
         status, _ = site.api("bob", "POST", f"/{left['id']}/reject", {"reason": "done"})

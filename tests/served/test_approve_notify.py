@@ -7,10 +7,12 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import shutil
 import signal
 import threading
 import time
+import types
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -20,12 +22,37 @@ import pytest
 
 from host.store import open_store
 from support.approvals import SPECS, Site, make_tokens, round_trip, unique
+from support.inbox_http import Browser
+from support.paths import ROOT
 from support.servers import free_port, host_serve
 from support.wire import send
 
 pytestmark = pytest.mark.served
 
 WEBHOOK_SECRET = "webhook-secret-for-tests"
+#: A tool whose approve message names a field audit.redact keeps out of every record.
+ROTATE_KEY = """\
+kind: tool
+name: rotate_key
+description: Rotate a service's key under a change ticket kept out of every record.
+annotations: {destructiveHint: true}
+input:
+  properties:
+    service: {type: string}
+    ticket: {type: string}
+  required: [service, ticket]
+audit: {redact: [ticket]}
+steps:
+  - confirm: sure
+    message: rotate_key {{ service }}?
+  - approve: change
+    message: "{{ caller }} asks to rotate {{ service }} under {{ ticket }}."
+    approvers: [ops:approve]
+    wait: 0s
+  - act: ops:restart
+"""
+#: What the approvers' chat would show as a link and a ping, were it not escaped.
+SLACK_BAIT = "<https://evil.example/x|Approve here> <!channel>"
 
 
 class Receiver:
@@ -73,6 +100,7 @@ def site(tmp_path_factory: pytest.TempPathFactory, receiver: Receiver) -> Iterat
     specs = folder / "specs"
     shutil.copytree(SPECS, specs)
     shutil.copytree(SPECS.parent / "handlers", folder / "handlers")
+    (specs / "keys.yaml").write_text(ROTATE_KEY)
     path, tokens = make_tokens(folder)
     with host_serve(
         folder, "host", "--workers", "2", specs=specs,
@@ -100,8 +128,12 @@ def test_the_webhook_is_signed_and_retried(site: Site, receiver: Receiver) -> No
     data, headers, _ = mine[-1]
     body = json.dumps(data, ensure_ascii=False).encode()
     raw = next(b for b, _, _ in receiver.got if json.loads(b) == data)
-    expected = "sha256=" + hmac.new(WEBHOOK_SECRET.encode(), raw, hashlib.sha256).hexdigest()
+    signed = headers["X-Host-Timestamp"].encode() + b"." + raw
+    expected = "sha256=" + hmac.new(WEBHOOK_SECRET.encode(), signed, hashlib.sha256).hexdigest()
     assert headers["X-Host-Signature"] == expected and body
+    assert abs(int(headers["X-Host-Timestamp"]) - time.time()) < 60
+    # One event id per notification, kept on its retries; another notification, another id.
+    assert len({h["X-Host-Event-Id"] for _, h, _ in mine}) == 1
     assert data["request"]["tool"] == "rollback" and data["request"]["caller"] == "alice"
     assert data["request"]["arguments"] == {"service": service}
     assert data["request"]["status"] == "pending"
@@ -116,6 +148,7 @@ def test_the_webhook_is_signed_and_retried(site: Site, receiver: Receiver) -> No
         time.sleep(0.1)
     (approved,) = [b for b in receiver.bodies("approved") if b[0]["request"]["id"] == request]
     assert approved[0]["request"]["status"] == "approved"
+    assert approved[1]["X-Host-Event-Id"] != headers["X-Host-Event-Id"]
 
 
 def test_the_audit_record_names_the_request_and_its_approvers(site: Site) -> None:
@@ -231,3 +264,96 @@ def test_past_the_pending_limit_a_call_gets_429(site: Site) -> None:
     payload = json.loads(response.read())
     assert response.status == 429 and response.getheader("Retry-After")
     assert payload["error"]["data"]["limit"] == "pending_approvals"
+
+
+def _notified(receiver: Receiver, request: str, event: str = "requested") -> tuple[Any, ...]:
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        for found in receiver.bodies(event):
+            if found[0]["request"]["id"] == request:
+                raw = next(b for b, _, _ in receiver.got if json.loads(b) == found[0])
+                return (*found, raw)
+        time.sleep(0.05)
+    raise AssertionError(f"no {event} notification for {request}")
+
+
+def _whole_call(site: Site, who: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    conn = site.servers[0].connect()
+    asked = round_trip(conn, site.tokens[who], tool, arguments)
+    extra = {"inputResponses": {"sure": {"action": "accept", "content": {"confirm": True}}},
+             "requestState": asked["requestState"]}  # fmt: skip
+    return round_trip(conn, site.tokens[who], tool, arguments, **extra)
+
+
+def test_a_callers_slack_markup_reaches_the_chat_as_text(site: Site, receiver: Receiver) -> None:
+    service = unique("web") + " " + SLACK_BAIT + " & more"
+    result = site.call("dave", "rollback", service)
+    request = result["_meta"]["host/approval"]["request"]
+    data, _, _, _ = _notified(receiver, request)
+    text = data["text"]
+    # The only link is the host's; the caller's markup is escaped, and nothing pings.
+    assert text.count("<") == 1 and text.count(">") == 1, text
+    assert text.endswith(f"<https://ops.example.com/approvals/requests/{request}|Open the request>")
+    assert "&lt;https://evil.example/x|Approve here&gt; &lt;!channel&gt; &amp; more" in text
+    assert "<!channel>" not in text and "\n" not in text
+    assert text.count("dave") == 1, text  # the caller, named once
+    assert data["request"]["arguments"] == {"service": service}  # the JSON keeps it as sent
+
+
+def test_a_redacted_field_is_redacted_everywhere_approvers_read(
+    site: Site, receiver: Receiver
+) -> None:
+    ticket = "CHG-" + os.urandom(6).hex()
+    service = unique("keys")
+    result = _whole_call(site, "dave", "rotate_key", {"service": service, "ticket": ticket})
+    request = result["_meta"]["host/approval"]["request"]
+    data, _, _, raw = _notified(receiver, request)
+    assert data["request"]["message"] == f"dave asks to rotate {service} under [redacted]."
+    assert data["request"]["arguments"] == {"service": service, "ticket": "[redacted]"}
+    assert ticket not in raw.decode()
+    status, body = site.api("bob", "GET", f"/{request}")
+    assert status == 200 and ticket not in json.dumps(body)
+    assert body["message"] == f"dave asks to rotate {service} under [redacted]."
+    page = Browser(site.servers[0], site.tokens["bob"]).request(
+        "GET", f"/approvals/requests/{request}"
+    )
+    assert page[0] == 200 and "[redacted]" in page[2] and ticket not in page[2]
+    status, _ = site.api("bob", "POST", f"/{request}/approve", {"reason": "fine"})
+    assert status == 200
+    done = _whole_call(site, "dave", "rotate_key", {"service": service, "ticket": ticket})
+    assert not done.get("isError"), done
+    _notified(receiver, request, "approved")
+    # The store's files (the database, its journal) and the audit trail never hold it.
+    data_dir = site.servers[0].log.parent / "host"
+    store = open_store(f"sqlite:///{data_dir / 'store.db'}")
+    try:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not [
+            r for r in store.audit_records(tool="rotate_key") if r.outcome == "acted"
+        ]:
+            time.sleep(0.05)
+        (acted,) = [r for r in store.audit_records(tool="rotate_key") if r.outcome == "acted"]
+        assert acted.arguments["ticket"] == "[redacted]"
+    finally:
+        store.close()
+    for file in data_dir.rglob("*"):
+        if file.is_file():
+            assert ticket.encode() not in file.read_bytes(), file
+
+
+def test_the_documented_receiver_accepts_the_hosts_posts_and_refuses_stale_ones(
+    site: Site, receiver: Receiver
+) -> None:
+    page = (ROOT / "docs" / "approvals-for-authors.md").read_text()
+    (code,) = [b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "def verified" in b]
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "approvals-for-authors.md", "exec"), namespace)
+    verified = namespace["verified"]
+    request = site.call("dave", "rollback", unique("received"))["_meta"]["host/approval"]
+    _, headers, _, raw = _notified(receiver, request["request"])
+    assert verified(raw, headers, WEBHOOK_SECRET) is True
+    assert verified(raw.replace(b"dave", b"eve!"), headers, WEBHOOK_SECRET) is False
+    assert verified(raw, headers, "another-secret") is False
+    later = int(headers["X-Host-Timestamp"]) + 301
+    namespace["time"] = types.SimpleNamespace(time=lambda: float(later))
+    assert verified(raw, headers, WEBHOOK_SECRET) is False  # replayed five minutes later

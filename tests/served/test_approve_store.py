@@ -8,17 +8,19 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from host.errors import Conflict, Forbidden, NotFound
+from host.errors import Conflict, Forbidden, NotFound, StoreError
 from host.store import Store, open_store
 from host.store.requests import ApprovalRequest, new_request_id
 
 
-def _request(binding: str, *, needed: int = 1, expires_s: float = 60.0) -> ApprovalRequest:
+def _request(
+    binding: str, *, needed: int = 1, expires_s: float = 60.0, caller: str = "alice"
+) -> ApprovalRequest:
     now = time.time()
     return ApprovalRequest(
         id=new_request_id(),
         binding=binding,
-        caller="alice",
+        caller=caller,
         tool="restart_service",
         step="change",
         message="alice asks to restart web",
@@ -64,8 +66,10 @@ def test_count_two_needs_two_distinct_approvers(store: Store, key: str) -> None:
     request = store.open_request(_request(key, needed=2))
     once = store.decide_request(request.id, "bob", "approve", "ok")
     assert once.status(time.time()) == "pending" and once.approved_by == ("bob",)
+    # The same decision again (a retry whose answer was lost) is acknowledged, not added.
+    assert store.decide_request(request.id, "bob", "approve", "again") == once
     with pytest.raises(Conflict):
-        store.decide_request(request.id, "bob", "approve", "again")
+        store.decide_request(request.id, "bob", "reject", "changed my mind")
     twice = store.decide_request(request.id, "carol", "approve", "fine")
     assert twice.status(time.time()) == "approved"
     assert twice.approved_by == ("bob", "carol") and twice.reason == "fine"
@@ -155,3 +159,67 @@ def test_listed_newest_first(store: Store, key: str) -> None:
     second = store.open_request(_request(key + "-2"))
     ids = [r.id for r in store.requests() if r.id in (first.id, second.id)]
     assert ids == [second.id, first.id]
+
+
+def test_a_retried_decision_is_acknowledged_once_recorded(store: Store, key: str) -> None:
+    request = store.open_request(_request(key))
+    approved = store.decide_request(request.id, "bob", "approve", "ok")
+    assert approved.status(time.time()) == "approved"
+    # The approver never heard the first answer (a 503, a timeout) and sends it again.
+    again = store.decide_request(request.id, "bob", "approve", "ok")
+    assert again.decisions == approved.decisions
+    with pytest.raises(Conflict):
+        store.decide_request(request.id, "carol", "approve", "late")
+
+
+def test_a_decision_stands_when_its_wake_up_is_refused(
+    store_url: str, key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    waiter, decider = open_store(store_url), open_store(store_url)
+    try:
+        request = waiter.open_request(_request(key))
+
+        def refused(*_: object) -> None:
+            raise StoreError("the store refused the wake-up")
+
+        monkeypatch.setattr(decider._queues, "push", refused)
+        timer = threading.Timer(0.2, decider.decide_request, (request.id, "bob", "approve", ""))
+        started = time.monotonic()
+        timer.start()
+        found = waiter.wait_request(request.id, 10.0)
+        timer.join()
+        # Never woken, the waiter still reads the decision when it looks again (every 0.5 s).
+        assert found is not None and found.status(time.time()) == "approved"
+        assert time.monotonic() - started < 2.0
+    finally:
+        waiter.close()
+        decider.close()
+
+
+def test_the_pending_limit_holds_under_concurrent_opens(store_url: str, key: str) -> None:
+    stores = [open_store(store_url) for _ in range(2)]
+    caller = f"caller-{key}"
+    try:
+        with ThreadPoolExecutor(16) as pool:
+            opened = list(
+                pool.map(
+                    lambda i: stores[i % 2].open_request(
+                        _request(f"{key}-{i}", caller=caller), most=20
+                    ),
+                    range(50),
+                )
+            )
+        kept = [r for r in opened if r is not None]
+        assert len(kept) == 20
+        mine = [r for r in stores[0].requests() if r.caller == caller]
+        assert len(mine) == 20
+        # An identical call finds its request even at the limit; a decided one frees a place.
+        assert stores[0].open_request(_request(f"{key}-x", caller=caller), most=20) is None
+        same = stores[1].open_request(_request(kept[0].binding, caller=caller), most=20)
+        assert same is not None and same.id == kept[0].id
+        stores[0].decide_request(kept[0].id, "bob", "reject", "no")
+        assert stores[1].open_request(_request(f"{key}-y", caller=caller), most=20) is not None
+        assert stores[1].open_request(_request(f"{key}-z", caller=caller), most=20) is None
+    finally:
+        for opened_store in stores:
+            opened_store.close()

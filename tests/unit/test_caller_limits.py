@@ -20,12 +20,12 @@ from host.limits import CALLER, LIMIT_EXCEEDED, LimitSettings, Slots
 from host.machine import Outcome
 from host.machine.timing import Runner
 from host.observers.audit import AuditObserver, audit_record
-from host.observers.bounded import BOUNDED, PREFIX_BYTES, bounded
 from host.protocol import acts as acts_module
 from host.protocol.acts import Acts
 from host.protocol.events import Round
 from host.settings import Settings
 from host.store import open_store
+from host.store.bounded import BOUNDED, PREFIX_BYTES, bounded
 
 
 def test_the_limits_have_defaults_and_read_their_settings() -> None:

@@ -165,6 +165,39 @@ def test_a_thread_back_with_its_next_request_waits_for_a_turn_in_order(
     ]  # fmt: skip
 
 
+def test_a_refused_connections_next_request_waits_behind_everyone_elses(
+    pools: Callable[..., RequestPool],
+) -> None:
+    """A flooding principal's refused connection, back at once, goes after work queued later."""
+    pool, order = pools(running=1), []
+    next_came, started, release = threading.Event(), threading.Event(), threading.Event()
+
+    def flooder() -> None:
+        order.append("refused")
+        assert pool.between(lambda: next_came.wait(WAIT), behind=True)
+        order.append("refused again")
+
+    def holding() -> None:
+        order.append("another request")
+        started.set()
+        release.wait(WAIT)  # NOTE: unmarked: it keeps the only turn
+
+    served = pool.submit(flooder)
+    busy = pool.submit(holding)
+    assert started.wait(WAIT)
+    next_came.set()
+    time.sleep(0.1)  # the refused connection's next request is queued first
+    later = [pool.submit(lambda n=n: order.append(f"queued later {n}")) for n in range(3)]
+    release.set()
+    for future in (busy, *later, served):
+        future.result(WAIT)
+
+    assert order == [
+        "refused", "another request", "queued later 0", "queued later 1", "queued later 2",
+        "refused again",
+    ]  # fmt: skip
+
+
 def test_a_thread_whose_connection_stays_quiet_hands_it_back(
     pools: Callable[..., RequestPool],
 ) -> None:

@@ -28,6 +28,7 @@ from host.spec.rules.project import (
     scopes_at,
     unprotected,
 )
+from host.spec.rules.redaction import check_redacted_shown
 from host.spec.rules.results import check_results
 from host.spec.rules.shape import check_shape
 from host.spec.rules.templates import check_templates
@@ -76,6 +77,7 @@ TOOL_RULES: tuple[ToolRule, ...] = (
     check_names,
     check_forms,
     check_url_asks,
+    check_redacted_shown,
     check_templates,
     check_handlers,
     check_examples,

@@ -21,6 +21,8 @@ __all__ = ["RedisClient", "ms", "redact"]
 log = logging.getLogger("host.store")
 
 _CONNECTIONS = 50  # per process: callers beyond this many at once wait for a free connection
+#: How long one command may wait for Redis's answer (the URL's ``socket_timeout=`` overrides it).
+SOCKET_TIMEOUT_S = 5.0
 
 
 def redact(url: str) -> str:
@@ -81,6 +83,10 @@ class RedisClient:
                 url,
                 decode_responses=True,
                 socket_connect_timeout=5.0,
+                # NOTE: a Redis that stops answering (stopped, swapped out, a dead peer) must
+                # be an outage its callers hear of (503), not a request that hangs for ever;
+                # no command of the host blocks on the server (waits are watched, not popped).
+                socket_timeout=SOCKET_TIMEOUT_S,
                 max_connections=_CONNECTIONS,
                 timeout=20,
             )

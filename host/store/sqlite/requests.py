@@ -32,11 +32,26 @@ CREATE TABLE IF NOT EXISTS store_request_bindings (
 """
 
 
+#: How many requests of one caller are open: pending, not told, not voided, not expired.
+_OPEN_OF_CALLER = """
+SELECT count(*) FROM store_requests
+ WHERE expires > ? AND json_extract(body, '$.caller') = ?
+   AND json_extract(body, '$.state') = 'pending' AND json_extract(body, '$.expires') > ?
+   AND NOT json_extract(body, '$.told') AND NOT json_extract(body, '$.voided')
+"""
+
+
 class SqliteRequests(Role):
     """The approval requests of one SQLite store."""
 
-    def open(self, request: ApprovalRequest, ttl_s: float) -> ApprovalRequest:
-        """Keep ``request`` unless a live request holds its binding; the one that holds it."""
+    def open(
+        self, request: ApprovalRequest, ttl_s: float, most: int | None = None
+    ) -> ApprovalRequest | None:
+        """Keep ``request`` unless a live request holds its binding; the one that holds it.
+
+        With ``most``: None when the caller has that many open already (counted in the same
+        write transaction, so no two workers both take the last place).
+        """
         now = time.time()
         with self._writes.write() as conn:
             row = conn.execute(
@@ -46,6 +61,10 @@ class SqliteRequests(Role):
             ).fetchone()
             if row is not None:
                 return ApprovalRequest.from_json(row[0])
+            if most is not None:
+                (count,) = conn.execute(_OPEN_OF_CALLER, (now, request.caller, now)).fetchone()
+                if count >= most:
+                    return None
             conn.execute(
                 "INSERT OR REPLACE INTO store_request_bindings (binding, id, expires)"
                 " VALUES (?, ?, ?)",
