@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from host.approvals.settings import ApprovalSettings
+from host.auth.names import shown
 from host.store.requests import ApprovalRequest
 
 __all__ = ["ApprovalsWebhook", "escaped", "payload", "signature"]
@@ -55,9 +56,15 @@ def signature(secret: str, timestamp: str, body: bytes) -> str:
 
 
 def escaped(text: str) -> str:
-    """``text`` as Slack and Mattermost show it literally: one line, no markup of its own."""
+    """``text`` as Slack and Mattermost show it literally: one line, no markup of its own.
+
+    NOTE: ``@`` is followed by a zero-width space: Mattermost notifies on a plain ``@channel``,
+    ``@all`` or ``@here`` (Slack only on its ``<!channel>`` markup, escaped here too), and a
+    caller's value must never ping anyone. The text reads the same to a person.
+    """
     flat = " ".join(text.split())
-    return flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    flat = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return flat.replace("@", "@\u200b")
 
 
 def payload(event: str, request: ApprovalRequest, public_url: str | None) -> dict[str, Any]:
@@ -68,9 +75,9 @@ def payload(event: str, request: ApprovalRequest, public_url: str | None) -> dic
     if event == "requested":
         text = f"Approval requested ({tool}): {escaped(request.message)}"
         if request.caller not in request.message:
-            text += f" (asked by {escaped(request.caller)})"
+            text += f" (asked by {escaped(shown(request.caller))})"
     else:
-        by = ", ".join(escaped(d.principal) for d in request.decisions) or "nobody"
+        by = ", ".join(escaped(shown(d.principal)) for d in request.decisions) or "nobody"
         text = f"Request {request.id} ({tool}) is {status}, decided by {by}."
     if url:
         text += f" <{url}|Open the request>"
