@@ -29,7 +29,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Remembered yeses (remembered, revoke), kept in the host's store (the same --store and "
         "--data-dir, or HOST_STORE and HOST_DATA_DIR, the host runs with); approval requests on "
-        "a running host (pending, approve, reject)."
+        "a running host (pending, show, approve, reject)."
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     listings = [

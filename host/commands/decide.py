@@ -1,12 +1,13 @@
-"""``host approvals pending|approve|reject``: decide approval requests on a running host.
+"""``host approvals pending|show|approve|reject``: approval requests on a running host.
 
 They talk to the host's approvals API (``--url BASE``, the host's base URL as in
 ``HOST_PUBLIC_URL``; ``--token`` or ``HOST_TOKEN``, a bearer token of the approver), so the
 host checks the same rights as for its inbox: ``pending`` lists what this person may decide,
-``approve ID [--reason R]`` and ``reject ID --reason R`` decide one. Exit status: 0 done, 1
-refused (403: the caller themself or no approver scope; 404; 409: no longer pending; 401; the
-host unreachable), 2 for bad usage, 3 when the host's store cannot be used now (503: try again
-after a few seconds; a decision sent again is recorded once).
+``show ID`` prints one (its questions as the caller answered them, its decisions and what became
+of the call), ``approve ID [--reason R]`` and ``reject ID --reason R`` decide one. Exit status:
+0 done, 1 refused (403: the caller themself or no approver scope; 404; 409: no longer pending;
+401; the host unreachable), 2 for bad usage, 3 when the host's store cannot be used now (503: try
+again after a few seconds; a decision sent again is recorded once).
 """
 
 from __future__ import annotations
@@ -22,20 +23,23 @@ from typing import Any
 
 __all__ = ["ACTIONS", "configure", "run"]
 
-ACTIONS = ("pending", "approve", "reject")
+ACTIONS = ("pending", "show", "approve", "reject")
 API = "/approvals/api/requests"
 
 
 def configure(actions: Any) -> None:
-    """Add ``pending``, ``approve`` and ``reject`` to ``host approvals``'s subcommands."""
+    """Add ``pending``, ``show``, ``approve`` and ``reject`` to ``host approvals``."""
     pending = actions.add_parser("pending", help="list the requests you may decide (on a host)")
-    pending.add_argument("--format", choices=("text", "json"), default="text")
+    show = actions.add_parser("show", help="one request: questions, decisions, outcome (on a host)")
+    show.add_argument("id", metavar="ID", help="the request's id")
+    for sub in (pending, show):
+        sub.add_argument("--format", choices=("text", "json"), default="text")
     approve = actions.add_parser("approve", help="approve a request on a running host")
     reject = actions.add_parser("reject", help="reject a request on a running host")
     for sub in (approve, reject):
         sub.add_argument("id", metavar="ID", help="the request's id (from pending)")
         sub.add_argument("--reason", metavar="R", required=sub is reject, default="", help="why")
-    for sub in (pending, approve, reject):
+    for sub in (pending, show, approve, reject):
         sub.add_argument(
             "--url",
             metavar="BASE",
@@ -54,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
     base = args.url.rstrip("/") + API
     if args.action == "pending":
         status, body = _call("GET", base + "?status=pending", token)
+    elif args.action == "show":
+        status, body = _call("GET", f"{base}/{args.id}", token)
     else:
         body_in = {"reason": args.reason}
         status, body = _call("POST", f"{base}/{args.id}/{args.action}", token, body_in)
@@ -71,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
             message = "the token was refused (unknown, revoked or expired): use a current one"
         print(f"host approvals: refused ({status}): {message}", file=sys.stderr)
         return 1
+    if args.action == "show":
+        return _show(body, args.format)
     if args.action != "pending":
         who = ", ".join(body.get("approved_by") or []) or "nobody yet"
         print(f"{body['id']} is {body['status']} (approved by {who})")
@@ -119,3 +127,32 @@ def _pending(requests: list[dict[str, Any]], fmt: str) -> int:
             # NOTE: kept as digest, size and prefix; the approval still binds the whole value
             print(f"    cut (too large to keep whole): {', '.join(item['cut'])}")
     return 0
+
+
+def _show(item: dict[str, Any], fmt: str) -> int:
+    if fmt == "json":
+        print(json.dumps(item, indent=2, ensure_ascii=False))
+        return 0
+    outcome = f", {item['outcome']}" if item.get("outcome") else ""
+    print(f"{item['id']}  {item['tool']}  by {item['caller']}  {item['status']}{outcome}")
+    print(f"    {item['message']}")
+    for question in item.get("questions") or ():
+        print(f"    asked: {question.get('message', '')}  ->  {_answered(question)}")
+    print(f"    arguments: {json.dumps(item['arguments'], ensure_ascii=False)}")
+    for decision in item.get("decisions") or ():
+        reason = f' "{decision["reason"]}"' if decision.get("reason") else ""
+        verdict = {"approve": "approved", "reject": "rejected"}.get(decision["verdict"])
+        print(f"    {verdict or decision['verdict']} by {decision['principal']}{reason}")
+    return 0
+
+
+def _answered(question: dict[str, Any]) -> str:
+    """The caller's answer in words, as the request page says it."""
+    fields = question.get("fields") or []
+    if question.get("action") != "accept":
+        return {"decline": "declined", "cancel": "dismissed"}.get(question["action"], "?")
+    if question.get("kind") == "confirm":
+        ticked = any(f.get("name") == "confirm" and f.get("value") is True for f in fields)
+        return "yes" if ticked else "not ticked"
+    shown = (f"{f.get('label')}: {json.dumps(f.get('value'), ensure_ascii=False)}" for f in fields)
+    return "; ".join(shown) or "accepted"

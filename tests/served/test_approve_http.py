@@ -119,6 +119,11 @@ def test_approval_after_the_wait_lets_the_next_call_act_once(either: Site) -> No
     assert "approved" in cli.stdout
     done = site.call("alice", "rollback", service)
     assert not done.get("isError") and done["structuredContent"]["approved_by"] == ["bob"]
+    shown = _cli("show", meta["request"], url=site.servers[0].url, token=site.tokens["carol"])
+    assert shown.returncode == 0, shown.stderr
+    head, *rest = shown.stdout.splitlines()
+    assert head.split() == [meta["request"], "rollback", "by", "alice", "approved,", "acted"]
+    assert '    approved by bob "go"' in rest, shown.stdout
     third = site.call("alice", "rollback", service)
     assert third["_meta"]["host/approval"]["request"] != meta["request"]
     assert len(site.acted(service)) == 1
