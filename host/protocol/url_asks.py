@@ -71,9 +71,12 @@ class UrlAskBook:
         self.public_url = public_url
         self.ttl_s = ttl_s
 
-    def for_call(self, machine: Machine, request: RequestContext) -> CallAsks:
-        """The asks of one round of a call of ``machine`` by ``request``'s caller."""
-        return CallAsks(self, machine, request.owner, self._base(request))
+    def for_call(self, machine: Machine, request: RequestContext, *, hold: bool = True) -> CallAsks:
+        """The asks of one round of a call of ``machine`` by ``request``'s caller.
+
+        ``hold=False``: a round never waits for a page (a task's: the task is polled instead).
+        """
+        return CallAsks(self, machine, request.owner, self._base(request), hold=hold)
 
     def page(self, ask_id: str, principal: str) -> UrlAsk:
         """The open ask ``ask_id``, for ``principal`` to answer.
@@ -120,8 +123,11 @@ class UrlAskBook:
 class CallAsks:
     """The URL asks of one round of one call: what ``ctx.url_asks`` is when serving."""
 
-    def __init__(self, book: UrlAskBook, machine: Machine, principal: str, base: str) -> None:
+    def __init__(
+        self, book: UrlAskBook, machine: Machine, principal: str, base: str, *, hold: bool = True
+    ) -> None:
         self.book = book
+        self.hold = hold
         self.machine = machine
         self.principal = principal
         self.base = base
@@ -152,7 +158,7 @@ class CallAsks:
 
     def submitted(self, ticket: Ticket, wait_s: float) -> Mapping[str, Any] | None:
         """The values the page received, waiting up to ``wait_s``; None: not yet (or gone)."""
-        ask = self.book.store.wait_ask(ticket.id, wait_s)
+        ask = self.book.store.wait_ask(ticket.id, wait_s if self.hold else 0.0)
         if ask is None or ask.values is None:
             return None
         return self.book.cipher.show(ask.values)

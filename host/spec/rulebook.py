@@ -217,8 +217,7 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
         "error",
         "A tool says `task: optional` or `task: required` but no step of it waits on someone "
         "else (an `approve`, an `ask` with `mode: url`), so a call never becomes a task.",
-        "Remove `task:` (it defaults to `optional` where a step can wait), or write "
-        "`task: never`.",
+        "Remove `task:` (it defaults to `optional` where a step can wait), or write `task: never`.",
     ),
     (
         "redact-field",

@@ -31,7 +31,7 @@ __all__ = ["API_PREFIX", "add_approvals_api"]
 
 API_PREFIX = "/approvals/api/requests"
 
-_STATUSES = ("pending", "approved", "rejected", "expired", "voided")
+_STATUSES = ("pending", "approved", "rejected", "expired", "voided", "withdrawn")
 #: The largest decision body read: a reason, with room to spare.
 _MOST = 64 * 1024
 _SHAPE = 'the body is {"reason": "..."}'

@@ -30,9 +30,9 @@ from host.spec.rules.project import (
 )
 from host.spec.rules.results import check_results
 from host.spec.rules.shape import check_shape
+from host.spec.rules.tasks import check_task
 from host.spec.rules.templates import check_templates
 from host.spec.rules.text import check_server_text, check_tool_text
-from host.spec.rules.tasks import check_task
 from host.spec.rules.url_asks import check_url_asks
 
 __all__ = [
