@@ -1,0 +1,193 @@
+"""Long waits as MCP tasks over real HTTP: ``host serve`` with two workers on SQLite, and two
+instances on one Redis, with static tokens.
+
+``alice`` calls as a tasks client; ``bob`` approves through the approvals API; ``mallory`` is
+another caller. Every act appends a line to one shared file, so acts are counted across
+processes and instances. What needs no second process is in ``tests/app/test_tasks.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from host.client.wire import HttpTransport
+from host.testing import McpClient
+from support.approvals import SECRET, unique
+from support.servers import Server, host_serve
+from support.tasks import EXT, TASK_CAPS, TASK_SPECS, make_tokens, poll
+
+pytestmark = pytest.mark.served
+
+SURE = {"sure": {"action": "accept", "content": {"confirm": True}}}
+
+
+@dataclass
+class Site:
+    servers: list[Server]
+    tokens: dict[str, str]
+    acts: Path
+
+    def mcp(self, who: str = "alice", index: int = 0, caps: Any = TASK_CAPS) -> McpClient:
+        url = self.servers[index % len(self.servers)].url
+        return McpClient(HttpTransport(url, token=self.tokens[who]), capabilities=caps)
+
+    def api(self, who: str, method: str, path: str, body: Any = None, index: int = 0) -> Any:
+        conn = self.servers[index % len(self.servers)].connect()
+        headers = {
+            "Authorization": f"Bearer {self.tokens[who]}",
+            "Content-Type": "application/json",
+        }
+        conn.request(method, "/approvals/api/requests" + path,
+                     None if body is None else json.dumps(body), headers)  # fmt: skip
+        response = conn.getresponse()
+        return response.status, json.loads(response.read() or b"null")
+
+    def acted(self, service: str) -> list[dict[str, Any]]:
+        lines = self.acts.read_text().splitlines() if self.acts.exists() else []
+        return [a for a in map(json.loads, lines) if a["service"] == service]
+
+
+@pytest.fixture(scope="module")
+def two_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    folder = tmp_path_factory.mktemp("tasks-workers")
+    tokens = make_tokens(folder / "tokens")
+    with host_serve(
+        folder, "host", "--workers", "2", "--threads", "8", specs=TASK_SPECS,
+        HOST_AUTH_TOKENS=str(folder / "tokens"), OPS_ACTS=str(folder / "acts.jsonl"),
+    ) as server:  # fmt: skip
+        yield Site([server], tokens, folder / "acts.jsonl")
+
+
+@pytest.fixture(scope="module")
+def two_instances(tmp_path_factory: pytest.TempPathFactory, redis_url: str) -> Iterator[Site]:
+    folder = tmp_path_factory.mktemp("tasks-instances")
+    tokens = make_tokens(folder / "tokens")
+    shared = {
+        "HOST_SECRET": SECRET,
+        "HOST_STORE": redis_url,
+        "HOST_AUTH_TOKENS": str(folder / "tokens"),
+        "OPS_ACTS": str(folder / "acts.jsonl"),
+    }
+    args = ("--workers", "1", "--threads", "8")
+    with (
+        host_serve(folder, "one", *args, specs=TASK_SPECS, **shared) as one,
+        host_serve(folder, "two", *args, specs=TASK_SPECS, **shared) as two,
+    ):
+        yield Site([one, two], tokens, folder / "acts.jsonl")
+
+
+@pytest.fixture(params=["two_workers", "two_instances"])
+def either(request: pytest.FixtureRequest) -> Site:
+    """Each test runs on two workers over SQLite, and on two instances over Redis."""
+    site: Site = request.getfixturevalue(request.param)
+    return site
+
+
+def _task(mcp: McpClient, tool: str, service: str) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": tool, "arguments": {"service": service}}
+    first = mcp.send("tools/call", params).result
+    if first["resultType"] == "input_required":
+        params.update(inputResponses=SURE, requestState=first["requestState"])
+        first = mcp.send("tools/call", params).result
+    assert first["resultType"] == "task", first
+    return dict(first)
+
+
+def _get(mcp: McpClient, task_id: str) -> dict[str, Any]:
+    response = mcp.send("tasks/get", {"taskId": task_id})
+    assert response.result is not None, response
+    return dict(response.result)
+
+
+def test_approved_after_the_task_is_made_it_acts_once_polled_from_everywhere(
+    either: Site,
+) -> None:
+    service = unique("web")
+    made = _task(either.mcp(index=0), "restart_service", service)
+    again = _task(either.mcp(index=1), "restart_service", service)
+    assert again["taskId"] == made["taskId"]
+    request = made["_meta"]["host/approval"]["request"]
+    pollers = [either.mcp(index=i) for i in range(4)]
+    assert {_get(p, made["taskId"])["status"] for p in pollers} == {"working"}
+
+    status, body = either.api("bob", "POST", f"/{request}/approve", {"reason": "ok"}, index=1)
+    assert status == 200, body
+
+    def watch(index: int) -> dict[str, Any]:
+        mine = either.mcp(index=index)  # NOTE: its own connection: threads share none
+        return poll(lambda: _get(mine, made["taskId"]), lambda t: t["status"] == "completed")
+
+    with ThreadPoolExecutor(8) as pool:
+        seen = list(pool.map(watch, range(8)))
+    retried = [
+        either.mcp(index=i)
+        .send("tools/call", {"name": "restart_service", "arguments": {"service": service}})
+        .result
+        for i in range(2)
+    ]
+    results = [t["result"]["structuredContent"] for t in seen]
+    assert results == [{"restarted": service, "approved_by": ["bob"]}] * len(seen)
+    assert len(either.acted(service)) == 1
+    # NOTE: a retried call after the task ended is a new call: it asks again, acts on nothing
+    assert all(r["resultType"] == "input_required" for r in retried)
+    assert len(either.acted(service)) == 1
+
+
+def test_rejected_and_expired_tasks_complete_without_acting(either: Site) -> None:
+    rejected, expired = unique("db"), unique("cdn")
+    alice = either.mcp(index=0)
+    made = _task(alice, "restart_service", rejected)
+    lapsing = _task(alice, "purge_cache", expired)
+    request = made["_meta"]["host/approval"]["request"]
+    assert either.api("bob", "POST", f"/{request}/reject", {"reason": "no"}, index=1)[0] == 200
+    other = either.mcp(index=1)
+    done = poll(lambda: _get(other, made["taskId"]), lambda t: t["status"] == "completed")
+    assert done["result"]["structuredContent"] == {"done": False, "reason": "no"}
+    gone = poll(lambda: _get(other, lapsing["taskId"]), lambda t: t["status"] == "completed")
+    assert gone["result"]["structuredContent"]["reason"] == "Nobody decided in time."
+    assert either.acted(rejected) == [] and either.acted(expired) == []
+
+
+def test_cancel_before_a_decision_withdraws_the_request_and_nothing_acts(either: Site) -> None:
+    service = unique("api")
+    made = _task(either.mcp(index=0), "restart_service", service)
+    request = made["_meta"]["host/approval"]["request"]
+    other = either.mcp(index=1)
+    assert other.send("tasks/cancel", {"taskId": made["taskId"]}).result["resultType"] == (
+        "complete"
+    )
+    assert _get(either.mcp(index=0), made["taskId"])["status"] == "cancelled"
+    status, body = either.api("bob", "POST", f"/{request}/approve", {}, index=0)
+    assert status == 409, body
+    assert either.api("bob", "GET", f"/{request}", index=1)[1]["status"] == "withdrawn"
+    assert _get(other, made["taskId"])["status"] == "cancelled"
+    assert either.acted(service) == []
+
+
+def test_foreign_and_guessed_ids_and_clients_without_the_extension_are_refused(
+    either: Site,
+) -> None:
+    made = _task(either.mcp(index=0), "deploy", unique("x"))
+    mallory = either.mcp("mallory", index=1)
+    foreign = mallory.send("tasks/get", {"taskId": made["taskId"]})
+    guessed = mallory.send("tasks/cancel", {"taskId": "tsk_" + "Z" * 43})
+    assert foreign.status == guessed.status == 400
+    assert foreign.body["error"] == guessed.body["error"] == {
+        "code": -32602, "message": "Failed to retrieve task: Task not found",
+    }  # fmt: skip
+    plain = either.mcp(index=1, caps={"elicitation": {"form": {}}})
+    for method, params in [
+        ("tasks/get", {"taskId": made["taskId"]}),
+        ("tools/call", {"name": "deploy", "arguments": {"service": "y"}}),
+    ]:
+        refused = plain.send(method, params)
+        assert refused.status == 400 and refused.body["error"]["code"] == -32021, refused
+        assert refused.body["error"]["data"]["requiredCapabilities"] == {"extensions": {EXT: {}}}
+    assert _get(either.mcp(index=1), made["taskId"])["status"] == "working"
