@@ -201,3 +201,24 @@ def test_a_reload_that_changes_the_tool_voids_a_waiting_task(tmp_path: Path) -> 
     assert done["result"]["_meta"]["host/approval"]["status"] == "voided"
     assert "changed" in done["result"]["content"][0]["text"]
     assert after.acts() == []
+
+
+def test_the_audit_record_is_written_when_the_task_ends(host: TaskHost) -> None:
+    from host.store import open_store
+
+    alice = host.mcp()
+    acted = _task(alice, "deploy", "a1")
+    withdrawn = _task(alice, "deploy", "a2")
+    store = open_store(f"sqlite:///{host.data_dir / 'store.db'}")
+    try:
+        assert store.audit_records(tool="deploy") == []  # NOTE: a waiting task has not ended
+        request = acted["_meta"]["host/approval"]["request"]
+        host.api("bob", "POST", f"/{request}/approve", {"reason": "ok"})
+        poll(lambda: _get(alice, acted["taskId"]), lambda t: t["status"] == "completed")
+        alice.send("tasks/cancel", {"taskId": withdrawn["taskId"]})
+        records = poll(
+            lambda: {"r": store.audit_records(tool="deploy")}, lambda r: len(r["r"]) >= 2
+        )["r"]
+        assert sorted(r.outcome for r in records) == ["acted", "cancelled"], records
+    finally:
+        store.close()
