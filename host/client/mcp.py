@@ -19,6 +19,7 @@ from typing import Any, Self
 from host.client.answers import Answerer, Answers, Elicitation, UnansweredQuestion
 from host.client.match import shown
 from host.client.results import CallResult, ProtocolViolation, ToolList
+from host.client.tasks import follow, with_tasks
 from host.client.wire import (
     CLIENT_INFO,
     META_CAPABILITIES,
@@ -193,6 +194,10 @@ class McpClient:
         self._answers: Answerer | None = None
         self._url_answers: Answerer | None = None
         self._ids = itertools.count(1)
+        #: A task's polling pace in seconds (None: its ``pollIntervalMs``), and where each new
+        #: status message of a task goes (``host call`` prints it).
+        self.task_poll_s: float | None = None
+        self.say: Callable[[str], None] | None = None
 
     def on_elicitation(self, answers: Answers | None) -> None:
         """Answer questions this way from now on (None: questions fail the test again).
@@ -226,6 +231,7 @@ class McpClient:
         principal: str | None = None,
         scopes: Sequence[str] = (),
         token: str | None = None,
+        tasks: bool | None = None,
     ) -> Self:
         """Another client of the same server, with its own revision, capabilities and answers.
 
@@ -234,6 +240,8 @@ class McpClient:
                 mints the token).
             scopes: The scopes ``principal`` holds.
             token: Call with this bearer token instead (``""``: with none at all).
+            tasks: Declare the tasks extension (True) or not (False): a call that waits on
+                someone else then gets a task, which ``tools.call`` polls to its end.
 
         Raises:
             ValueError: ``principal`` on a client that cannot mint tokens.
@@ -245,12 +253,17 @@ class McpClient:
             transport = transport.with_token(self.issue(principal, scopes))
         elif token is not None:
             transport = transport.with_token(token or None)
-        return self._sibling(
+        declared = self.capabilities if capabilities is None else capabilities
+        if tasks is not None:
+            declared = with_tasks(declared, tasks)
+        sibling = self._sibling(
             transport,
             protocol=self.protocol if protocol is None else protocol,
-            capabilities=self.capabilities if capabilities is None else capabilities,
+            capabilities=declared,
             client_info=self.client_info if client_info is None else client_info,
         )
+        sibling.task_poll_s, sibling.say = self.task_poll_s, self.say
+        return sibling
 
     def _sibling(self, transport: Transport, **options: Any) -> Self:
         """A new client of the same server, of this client's class (see :meth:`client`)."""
@@ -339,6 +352,16 @@ class McpClient:
             if response.error is not None or not isinstance(result, Mapping):
                 break
             kind = result.get("resultType")
+            if kind == "task":
+                followed = follow(
+                    self,
+                    result,
+                    lambda requests: self._task_answers(name, arguments, requests, answer, asked),
+                    poll_s=self.task_poll_s,
+                    say=self.say,
+                )
+                exchanges.extend([*followed.exchanges[:-1], followed.response])
+                break
             if kind != "input_required":
                 if kind is None and self.protocol == MODERN:
                     raise ProtocolViolation(
@@ -363,6 +386,25 @@ class McpClient:
         return CallResult(
             name, arguments, exchanges[-1], len(exchanges), tuple(asked), tuple(exchanges)
         )
+
+    def _task_answers(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        requests: Mapping[str, Any],
+        answer: Answerer | None,
+        asked: list[Elicitation],
+    ) -> dict[str, dict[str, Any]]:
+        """The ``inputResponses`` to a task's input requests, answered as a call's questions."""
+        questions = self._questions(name, arguments, 0, {"inputRequests": dict(requests)})
+        self.questions.extend(questions)
+        asked.extend(questions)
+        given = answer
+        responses: dict[str, dict[str, Any]] = {}
+        for question in questions:
+            given = self._url_answers if _on_page(question) and self._url_answers else answer
+            responses[question.key] = self._answer(name, question, given)
+        return responses
 
     def _answer(self, name: str, question: Elicitation, answer: Answerer | None) -> dict[str, Any]:
         """The response to one question; a URL ask's content goes to its page, not the server."""

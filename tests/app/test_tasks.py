@@ -222,3 +222,30 @@ def test_the_audit_record_is_written_when_the_task_ends(host: TaskHost) -> None:
         assert sorted(r.outcome for r in records) == ["acted", "cancelled"], records
     finally:
         store.close()
+
+
+def test_the_kit_client_calls_as_a_tasks_client_and_polls_to_the_result(host: TaskHost) -> None:
+    plain = host.mcp(capabilities={"elicitation": {"form": {}, "url": {}}})
+    alice = plain.client(tasks=True)
+    alice.task_poll_s = 0.05
+    said: list[str] = []
+    alice.say = said.append
+    assert alice.capabilities["extensions"] == {EXT: {}}
+    assert "extensions" not in alice.client(tasks=False).capabilities
+
+    def approve_when_asked() -> None:
+        found = poll(
+            lambda: {"r": host.api("bob", "GET", "?status=pending").json["requests"]},
+            lambda seen: bool(seen["r"]),
+        )["r"]
+        host.api("bob", "POST", f"/{found[0]['id']}/approve", {"reason": "ok"})
+
+    import threading
+
+    deciding = threading.Thread(target=approve_when_asked)
+    deciding.start()
+    called = alice.tools.call("deploy", {"service": "kit"})
+    deciding.join()
+    assert called.json() == {"restarted": "kit", "approved_by": ["bob"]}
+    assert any("Waiting for 1 approval" in line for line in said)
+    assert len(host.acts()) == 1
