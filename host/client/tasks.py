@@ -89,7 +89,9 @@ def follow(
             break
         requests = task.get("inputRequests") if task.get("status") == "input_required" else None
         fresh = {k: v for k, v in (requests or {}).items() if k not in answered}
-        if fresh:
+        if task.get("status") == "input_required" and requests is None:
+            pass  # NOTE: a CreateTaskResult names no requests: tasks/get shows them at once
+        elif fresh:
             answered |= set(fresh)
             responses = answer(fresh)
             exchanges.append(

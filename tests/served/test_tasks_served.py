@@ -9,6 +9,8 @@ processes and instances. What needs no second process is in ``tests/app/test_tas
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -20,7 +22,7 @@ import pytest
 from host.client.wire import HttpTransport
 from host.testing import McpClient
 from support.approvals import SECRET, unique
-from support.servers import Server, host_serve
+from support.servers import Server, clean_env, host_serve
 from support.tasks import EXT, TASK_CAPS, TASK_SPECS, make_tokens, poll
 
 pytestmark = pytest.mark.served
@@ -191,3 +193,23 @@ def test_foreign_and_guessed_ids_and_clients_without_the_extension_are_refused(
         assert refused.status == 400 and refused.body["error"]["code"] == -32021, refused
         assert refused.body["error"]["data"]["requiredCapabilities"] == {"extensions": {EXT: {}}}
     assert _get(either.mcp(index=1), made["taskId"])["status"] == "working"
+
+
+def test_host_call_polls_a_task_and_prints_the_result_once_approved(two_workers: Site) -> None:
+    service = unique("cli")
+    argv = [sys.executable, "-m", "host", "call", "deploy", "--url", two_workers.servers[0].url,
+            "--arg", f"service={service}"]  # fmt: skip
+    env = clean_env(HOST_TOKEN=two_workers.tokens["alice"])
+    with subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=env,
+    ) as call:  # fmt: skip
+        assert call.stderr is not None
+        line = call.stderr.readline()
+        assert line.startswith("host call: Waiting for 1 approval from someone holding "), line
+        request = line.split("(request ", 1)[1].split(",")[0]
+        assert two_workers.api("bob", "POST", f"/{request}/approve", {"reason": "ok"})[0] == 200
+        out, err = call.communicate(timeout=60)
+    assert call.returncode == 0, err
+    assert json.loads(out) == {"restarted": service, "approved_by": ["bob"]}
+    assert len(two_workers.acted(service)) == 1
