@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ import pytest
 from host.client.wire import HttpTransport
 from host.testing import McpClient
 from support.approvals import SECRET, unique
+from support.node import TS_TASKS_PACKAGES, run_script
 from support.servers import Server, clean_env, host_serve
 from support.tasks import EXT, TASK_CAPS, TASK_SPECS, make_tokens, poll
 
@@ -212,4 +214,102 @@ def test_host_call_polls_a_task_and_prints_the_result_once_approved(two_workers:
         out, err = call.communicate(timeout=60)
     assert call.returncode == 0, err
     assert json.loads(out) == {"restarted": service, "approved_by": ["bob"]}
+    assert len(two_workers.acted(service)) == 1
+
+
+#: The tasks extension's TypeScript requester (0.2.x) over the official client 2.x, pinned to
+#: 2026-07-28: it gets a task for the approval, polls it, and prints the act's result.
+TS_TASKS_SCRIPT = """
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import {
+  createTaskSessionFromClient,
+  resultFromTaskOutcome,
+} from "@modelcontextprotocol/ext-tasks/client";
+
+const url = new URL(process.env.MCP_URL);
+const auth = { Authorization: `Bearer ${process.env.HOST_TOKEN}` };
+const capabilities = {
+  elicitation: { form: {} },
+  extensions: { "io.modelcontextprotocol/tasks": {} },
+};
+const clientInfo = { name: "tasks-test", version: "1.0.0" };
+const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers: auth } });
+const client = new Client(clientInfo, {
+  capabilities,
+  versionNegotiation: { mode: { pin: "2026-07-28" } },
+});
+await client.connect(transport);
+
+// NOTE: the SDK's own codecs do not carry tasks/* on 2026-07-28: the package asks its host
+// application for a raw request path, here a plain POST with the routing headers.
+let lastId = 0;
+const seen = [];
+async function rawDispatch(request, options) {
+  const params = request.params ?? {};
+  const name = request.method === "tools/call" ? params.name : params.taskId;
+  const headers = {
+    ...auth,
+    "Content-Type": "application/json",
+    Accept: "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2026-07-28",
+    "Mcp-Method": request.method,
+  };
+  if (typeof name === "string") headers["Mcp-Name"] = name;
+  const framed = { jsonrpc: "2.0", id: ++lastId, ...request };
+  const response = await fetch(url, {
+    method: "POST", headers, body: JSON.stringify(framed), signal: options?.signal,
+  });
+  const body = await response.json();
+  seen.push(`${request.method}:${body.result?.resultType}:${body.result?.status ?? ""}`);
+  return body;
+}
+
+const session = createTaskSessionFromClient(client, {
+  endpointId: "tasks-test",
+  rawDispatch,
+  v2RequestFraming: { protocolVersion: "2026-07-28", clientInfo, clientCapabilities: capabilities },
+});
+try {
+  const execution = await session.callTool(process.env.TOOL, { service: process.env.SERVICE });
+  const { outcome } = await execution.settle();
+  const result = resultFromTaskOutcome(outcome);
+  console.log(JSON.stringify(seen));
+  console.log(JSON.stringify(result.structuredContent));
+} finally {
+  await session.close();
+  await client.close();
+}
+"""
+
+
+def _approve_when_asked(site: Site, service: str) -> threading.Thread:
+    def approve() -> None:
+        found = poll(
+            lambda: {"r": site.api("bob", "GET", "?status=pending")[1]["requests"]},
+            lambda seen: any(r["arguments"].get("service") == service for r in seen["r"]),
+            timeout=60,
+        )["r"]
+        (request,) = [r for r in found if r["arguments"].get("service") == service]
+        site.api("bob", "POST", f"/{request['id']}/approve", {"reason": "ok"})
+
+    thread = threading.Thread(target=approve, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_the_typescript_tasks_requester_gets_a_task_and_the_result_once_approved(
+    two_workers: Site, tmp_path: Path
+) -> None:
+    service = unique("ts")
+    approver = _approve_when_asked(two_workers, service)
+    done = run_script(
+        tmp_path, TS_TASKS_PACKAGES, TS_TASKS_SCRIPT, HOST_TOKEN=two_workers.tokens["alice"],
+        MCP_URL=f"{two_workers.servers[0].url}/mcp", TOOL="deploy", SERVICE=service,
+    )  # fmt: skip
+    approver.join(10)
+    assert done.returncode == 0, done.stderr
+    seen, result = done.stdout.strip().splitlines()[-2:]
+    assert json.loads(seen)[0] == "tools/call:task:working"
+    assert json.loads(seen)[-1] == "tasks/get:complete:completed"
+    assert json.loads(result) == {"restarted": service, "approved_by": ["bob"]}
     assert len(two_workers.acted(service)) == 1

@@ -15,7 +15,7 @@ import pytest
 from support.paths import ROOT
 from support.servers import clean_env
 
-__all__ = ["NODE", "TS_PACKAGES", "TS_V2_PACKAGES", "run_script"]
+__all__ = ["NODE", "TS_PACKAGES", "TS_TASKS_PACKAGES", "TS_V2_PACKAGES", "run_script"]
 
 NODE = Path(
     os.environ.get("HOST_TEST_NODE")
@@ -25,6 +25,8 @@ NODE = Path(
 TS_PACKAGES = ROOT / ".cache" / "ts-client" / "node_modules"
 #: ``@modelcontextprotocol/client`` 2.x.
 TS_V2_PACKAGES = ROOT / ".cache" / "ts-client-v2" / "node_modules"
+#: ``@modelcontextprotocol/ext-tasks`` 0.2.x with ``@modelcontextprotocol/client`` 2.x.
+TS_TASKS_PACKAGES = ROOT / ".cache" / "ts-tasks" / "node_modules"
 
 
 def run_script(

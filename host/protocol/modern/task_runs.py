@@ -175,8 +175,10 @@ class TaskRuns:
             message = "The call ended with an error result; nothing more will happen."
         else:
             message = "The call is complete."
+        # NOTE: the CallToolResult as this revision returns it, resultType and all.
+        result = {"resultType": "complete", **ended}
         return task.changed(
-            status="completed", result=ended, message=message, outstanding={}, waiting={}
+            status="completed", result=result, message=message, outstanding={}, waiting={}
         )
 
     def _asked(self, task: TaskRecord, ended: Pending, before: Ledger) -> TaskRecord:
@@ -248,6 +250,7 @@ class TaskRuns:
             extra={"event": "task_voided", "tool": task.tool, "principal": request.principal},
         )
         result = {
+            "resultType": "complete",
             "content": [{"type": "text", "text": text}],
             "isError": True,
             "_meta": {APPROVAL_META: approval},
