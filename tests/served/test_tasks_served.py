@@ -313,3 +313,44 @@ def test_the_typescript_tasks_requester_gets_a_task_and_the_result_once_approved
     assert json.loads(seen)[-1] == "tasks/get:complete:completed"
     assert json.loads(result) == {"restarted": service, "approved_by": ["bob"]}
     assert len(two_workers.acted(service)) == 1
+
+
+def test_fastmcp_with_fastmcp_tasks_gets_a_task_and_the_result_once_approved(
+    two_workers: Site,
+) -> None:
+    import anyio
+    import fastmcp_tasks  # noqa: F401  (registers the tasks extension on every fastmcp Client)
+    import httpx2
+    from fastmcp import Client
+    from fastmcp.client.transports import StreamableHttpTransport
+
+    class TaskNamed(httpx2.Auth):
+        """The bearer token, and the ``Mcp-Name`` header of ``tasks/*`` (fastmcp-tasks 4.1.4
+        sends none, and the host refuses such a request with -32020 as the extension says)."""
+
+        def __init__(self, token: str) -> None:
+            self.token = token
+
+        def auth_flow(self, request: Any) -> Any:
+            request.headers["Authorization"] = f"Bearer {self.token}"
+            if request.headers.get("mcp-method", "").startswith("tasks/"):
+                task_id = (json.loads(request.content or b"{}").get("params") or {}).get("taskId")
+                if isinstance(task_id, str) and "mcp-name" not in request.headers:
+                    request.headers["Mcp-Name"] = task_id
+            yield request
+
+    service = unique("fastmcp")
+    approver = _approve_when_asked(two_workers, service)
+
+    async def main() -> Any:
+        url = f"{two_workers.servers[0].url}/mcp"
+        transport = StreamableHttpTransport(url, auth=TaskNamed(two_workers.tokens["alice"]))
+        with anyio.fail_after(60):
+            async with Client(transport) as client:
+                # NOTE: deploy is task: required: only a call that declared the extension runs
+                result = await client.call_tool("deploy", {"service": service})
+                return result.structured_content
+
+    assert anyio.run(main) == {"restarted": service, "approved_by": ["bob"]}
+    approver.join(10)
+    assert len(two_workers.acted(service)) == 1
