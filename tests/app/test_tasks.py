@@ -249,3 +249,49 @@ def test_the_kit_client_calls_as_a_tasks_client_and_polls_to_the_result(host: Ta
     assert called.json() == {"restarted": "kit", "approved_by": ["bob"]}
     assert any("Waiting for 1 approval" in line for line in said)
     assert len(host.acts()) == 1
+
+
+def test_a_legacy_session_never_sees_tasks_and_a_required_tool_answers_32021(
+    host: TaskHost,
+) -> None:
+    from falcon.testing import TestClient
+
+    from support.legacy import Legacy
+
+    legacy = Legacy(TestClient(host.app), extra={"Authorization": f"Bearer {host.tokens['alice']}"})
+    legacy.initialize()
+    assert all("execution" not in t for t in legacy.tools())
+    refused = legacy.request("tools/call", {"name": "deploy", "arguments": {"service": "l"}})
+    assert refused.json["error"]["code"] == -32021, refused.text
+    assert refused.json["error"]["data"] == {"requiredCapabilities": {"extensions": {EXT: {}}}}
+    assert host.api("bob", "GET", "?status=pending").json["requests"] == []
+
+
+def test_update_answers_outstanding_keys_and_asks_again_under_a_new_key(host: TaskHost) -> None:
+    alice = host.mcp()
+    args = {"name": "rotate_with_ticket", "arguments": {"service": "t"}}
+    made = alice.send("tools/call", args).result
+    assert made["resultType"] == "task" and made["status"] == "input_required"
+    seen = _get(alice, made["taskId"])
+    assert set(seen["inputRequests"]) == {"credentials", "change"}
+    url = seen["inputRequests"]["credentials"]["params"]["url"]
+    host.submit(url, {"api_key": "a-new-key-456"})
+
+    def update(responses: dict[str, Any]) -> None:
+        sent = alice.send("tasks/update", {"taskId": made["taskId"], "inputResponses": responses})
+        assert sent.result == {"resultType": "complete", "_meta": sent.result["_meta"]}
+
+    update({"never-asked": {"action": "accept"}})  # NOTE: ignored
+    assert _get(alice, made["taskId"])["status"] == "input_required"
+    update({"credentials": {"action": "accept"},
+            "change": {"action": "accept", "content": {"ticket": "soon"}}})  # fmt: skip
+    again = poll(
+        lambda: _get(alice, made["taskId"]), lambda t: "change#2" in t.get("inputRequests", {})
+    )
+    assert "change" not in again["inputRequests"], again
+    update({"change": {"action": "accept", "content": {"ticket": 7}}})  # NOTE: a spent key
+    assert "change#2" in _get(alice, made["taskId"])["inputRequests"]
+    update({"change#2": {"action": "accept", "content": {"ticket": 7}}})
+    done = poll(lambda: _get(alice, made["taskId"]), lambda t: t["status"] == "completed")
+    assert done["result"]["structuredContent"] == {"rotated": True, "service": "t", "ticket": 7}
+    assert len(host.acts()) == 1
