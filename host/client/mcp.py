@@ -18,6 +18,7 @@ from typing import Any, Self
 
 from host.client.answers import Answerer, Answers, Elicitation, UnansweredQuestion
 from host.client.match import shown
+from host.client.questions import on_page, questions_of
 from host.client.results import CallResult, ProtocolViolation, ToolList
 from host.client.tasks import follow, with_tasks
 from host.client.wire import (
@@ -194,8 +195,7 @@ class McpClient:
         self._answers: Answerer | None = None
         self._url_answers: Answerer | None = None
         self._ids = itertools.count(1)
-        #: A task's polling pace in seconds (None: its ``pollIntervalMs``), and where each new
-        #: status message of a task goes (``host call`` prints it).
+        #: A task's polling pace (None: its pollIntervalMs); where its status messages go.
         self.task_poll_s: float | None = None
         self.say: Callable[[str], None] | None = None
 
@@ -345,6 +345,7 @@ class McpClient:
         asked: list[Elicitation] = []
         exchanges: list[RawResponse] = []
         params: dict[str, Any] = {"name": name, "arguments": arguments}
+        page_answers = self._url_answers if answers is None else None
         for round_ in itertools.count(1):
             response = self.send("tools/call", params)
             exchanges.append(response)
@@ -356,7 +357,13 @@ class McpClient:
                 followed = follow(
                     self,
                     result,
-                    lambda requests: self._task_answers(name, arguments, requests, answer, asked),
+                    lambda asking: self._responses(
+                        name,
+                        asked,
+                        questions_of(name, arguments, 0, asking, self.capabilities),
+                        answer,
+                        page_answers,
+                    ),
                     poll_s=self.task_poll_s,
                     say=self.say,
                 )
@@ -368,18 +375,13 @@ class McpClient:
                         f"{name}: a {MODERN} result must carry resultType: {shown(result)}"
                     )
                 break
-            requests = self._questions(name, arguments, round_, result)
+            requests = questions_of(name, arguments, round_, result, self.capabilities)
             if round_ >= self.max_rounds:
                 raise ProtocolViolation(
                     f"{name} was still asking after {round_} rounds; the last questions:\n"
                     + "\n".join(q.describe() for q in requests)
                 )
-            self.questions.extend(requests)
-            asked.extend(requests)
-            responses: dict[str, Any] = {}
-            for question in requests:
-                given = self._url_answers if _on_page(question) and answers is None else None
-                responses[question.key] = self._answer(name, question, given or answer)
+            responses = self._responses(name, asked, requests, answer, page_answers)
             params = {"name": name, "arguments": arguments, "inputResponses": responses}
             if "requestState" in result:
                 params["requestState"] = result["requestState"]
@@ -387,24 +389,22 @@ class McpClient:
             name, arguments, exchanges[-1], len(exchanges), tuple(asked), tuple(exchanges)
         )
 
-    def _task_answers(
+    def _responses(
         self,
         name: str,
-        arguments: dict[str, Any],
-        requests: Mapping[str, Any],
-        answer: Answerer | None,
         asked: list[Elicitation],
-    ) -> dict[str, dict[str, Any]]:
-        """The ``inputResponses`` to a task's input requests, answered as a call's questions."""
-        questions = self._questions(name, arguments, 0, {"inputRequests": dict(requests)})
+        questions: list[Elicitation],
+        answer: Answerer | None,
+        page_answers: Answerer | None,
+    ) -> dict[str, Any]:
+        """The answers to a round's (or a task's) questions; URL asks take ``page_answers``
+        first."""
         self.questions.extend(questions)
         asked.extend(questions)
-        given = answer
-        responses: dict[str, dict[str, Any]] = {}
-        for question in questions:
-            given = self._url_answers if _on_page(question) and self._url_answers else answer
-            responses[question.key] = self._answer(name, question, given)
-        return responses
+        return {
+            q.key: self._answer(name, q, (page_answers if on_page(q) else None) or answer)
+            for q in questions
+        }
 
     def _answer(self, name: str, question: Elicitation, answer: Answerer | None) -> dict[str, Any]:
         """The response to one question; a URL ask's content goes to its page, not the server."""
@@ -417,62 +417,9 @@ class McpClient:
                 'mcp.on_elicitation({"action": "accept", "content": {...}}).'
             )
         response = answer(question)
-        if not _on_page(question):
+        if not on_page(question):
             return response
         content = response.pop("content", None)
         if response.get("action") == "accept" and self.page is not None and content is not None:
             self.page(question, content if isinstance(content, Mapping) else {})
         return response
-
-    def _questions(
-        self, name: str, arguments: dict[str, Any], round_: int, result: Mapping[str, Any]
-    ) -> list[Elicitation]:
-        """The questions of an ``input_required`` result, refusing what the client cannot answer."""
-        __tracebackhide__ = True
-        requests = result.get("inputRequests")
-        if requests is None and "requestState" in result:
-            return []
-        if not isinstance(requests, Mapping) or not requests:
-            raise ProtocolViolation(
-                f"{name}: input_required needs inputRequests or requestState: {shown(result)}"
-            )
-        questions: list[Elicitation] = []
-        for key, request in requests.items():
-            method = request.get("method") if isinstance(request, Mapping) else None
-            params = request.get("params") if isinstance(request, Mapping) else None
-            if method != "elicitation/create" or not isinstance(params, Mapping):
-                raise ProtocolViolation(
-                    f"{name}: this test client answers only elicitation/create, got {key!r}: "
-                    f"{shown(request)}"
-                )
-            if not self._can_elicit(params):
-                raise ProtocolViolation(
-                    f"{name} asked {key!r} although this client did not declare that kind of "
-                    f"elicitation (capabilities {shown(self.capabilities)}): {shown(params)}"
-                )
-            schema = params.get("requestedSchema")
-            questions.append(
-                Elicitation(
-                    key=str(key),
-                    message=str(params.get("message", "")),
-                    requested_schema=dict(schema) if isinstance(schema, Mapping) else {},
-                    tool=name,
-                    arguments=arguments,
-                    round=round_,
-                    params=dict(params),
-                )
-            )
-        return questions
-
-    def _can_elicit(self, params: Mapping[str, Any]) -> bool:
-        declared = self.capabilities.get("elicitation")
-        if not isinstance(declared, Mapping):
-            return False
-        mode = params.get("mode", "form")
-        # NOTE: `elicitation: {}` declares form mode only, for compatibility with older clients.
-        return mode in declared or (mode == "form" and not declared)
-
-
-def _on_page(question: Elicitation) -> bool:
-    """Whether a question is a URL ask: its answer is given on a host page."""
-    return question.params.get("mode") == "url"

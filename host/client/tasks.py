@@ -30,8 +30,9 @@ class _Client(Protocol):
     def send(self, method: str, params: Mapping[str, Any]) -> RawResponse: ...
 
 
-Ask = Callable[[Mapping[str, Any]], dict[str, dict[str, Any]]]
-"""Answers an ``input_required`` task's ``inputRequests``: the ``inputResponses`` to send."""
+Ask = Callable[[Mapping[str, Any]], dict[str, Any]]
+"""Answers ``{"inputRequests": ...}``, those of an ``input_required`` task not answered yet:
+the ``inputResponses`` to send."""
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ def follow(
             pass  # NOTE: a CreateTaskResult names no requests: tasks/get shows them at once
         elif fresh:
             answered |= set(fresh)
-            responses = answer(fresh)
+            responses = answer({"inputRequests": fresh})
             exchanges.append(
                 client.send("tasks/update", {"taskId": task_id, "inputResponses": responses})
             )

@@ -164,7 +164,21 @@ class Tasks:
         if task is None or task.terminal:
             return
         if task.status != "input_required" or self._can_go_on(task):
-            self.runs.advance(task, request, {})
+            self.runs.advance(self._approved(task), request, {})
+
+    def _approved(self, task: TaskRecord) -> TaskRecord:
+        """A task whose request was just approved says so while its act runs."""
+        request_id = task.waiting.get("approval")
+        found = self.host.store.request(request_id) if request_id is not None else None
+        if found is None or found.status(time.time()) != "approved" or task.approval is None:
+            return task
+        who = ", ".join(found.approved_by) or "an approver"
+        return self.book.save(
+            task.changed(
+                message=f"Approved by {who} (request {found.id}); the action is running.",
+                approval={**task.approval, "status": "approved"},
+            )
+        )
 
     def _answer(
         self,
