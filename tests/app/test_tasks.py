@@ -295,3 +295,40 @@ def test_update_answers_outstanding_keys_and_asks_again_under_a_new_key(host: Ta
     done = poll(lambda: _get(alice, made["taskId"]), lambda t: t["status"] == "completed")
     assert done["result"]["structuredContent"] == {"rotated": True, "service": "t", "ticket": 7}
     assert len(host.acts()) == 1
+
+
+def test_a_url_ask_accepted_first_works_until_its_page_is_submitted(host: TaskHost) -> None:
+    alice = host.mcp()
+    made = alice.send("tools/call", {"name": "rotate_key", "arguments": {"service": "p"}}).result
+    url = _get(alice, made["taskId"])["inputRequests"]["credentials"]["params"]["url"]
+    update = {"taskId": made["taskId"], "inputResponses": {"credentials": {"action": "accept"}}}
+    alice.send("tasks/update", update)
+    waiting = poll(lambda: _get(alice, made["taskId"]), lambda t: t["status"] == "working")
+    assert waiting["status"] == "working" and "page" in waiting["statusMessage"], waiting
+    assert "inputRequests" not in waiting and host.acts() == []
+    host.submit(url, {"api_key": "the-page-key-789"})
+    done = poll(lambda: _get(alice, made["taskId"]), lambda t: t["status"] == "completed")
+    assert done["result"]["structuredContent"]["rotated"] is True
+    assert len(host.acts()) == 1
+
+
+def test_a_declined_url_ask_completes_with_the_steps_result(host: TaskHost) -> None:
+    alice = host.mcp()
+    made = alice.send("tools/call", {"name": "rotate_key", "arguments": {"service": "d"}}).result
+    update = {"taskId": made["taskId"], "inputResponses": {"credentials": {"action": "decline"}}}
+    alice.send("tasks/update", update)
+    done = poll(lambda: _get(alice, made["taskId"]), lambda t: t["status"] == "completed")
+    assert done["result"]["structuredContent"] == {"rotated": False, "reason": "The user declined."}
+    assert host.acts() == []
+
+
+def test_a_decision_carries_the_task_on_without_a_poll(host: TaskHost) -> None:
+    alice = host.mcp()
+    made = _task(alice, "deploy", "nopoll")
+    request = made["_meta"]["host/approval"]["request"]
+    host.api("bob", "POST", f"/{request}/approve", {"reason": "ok"})
+    acted = poll(lambda: {"acts": host.acts()}, lambda seen: bool(seen["acts"]))
+    assert [a["service"] for a in acted["acts"]] == ["nopoll"]
+    done = _get(alice, made["taskId"])
+    assert done["status"] == "completed", done
+    assert len(host.acts()) == 1
