@@ -9,6 +9,9 @@ processes and instances. What needs no second process is in ``tests/app/test_tas
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -21,11 +24,13 @@ from typing import Any
 import pytest
 
 from host.client.wire import HttpTransport
+from host.errors import HostError
 from host.testing import McpClient
 from support.approvals import SECRET, unique
 from support.node import TS_TASKS_PACKAGES, run_script
 from support.servers import Server, clean_env, host_serve
-from support.tasks import EXT, TASK_CAPS, TASK_SPECS, make_tokens, poll
+from support.tasks import EXT, TASK_CAPS, TASK_HANDLERS, TASK_SPECS, make_tokens, poll
+from support.waiting import wait_until
 
 pytestmark = pytest.mark.served
 
@@ -37,6 +42,7 @@ class Site:
     servers: list[Server]
     tokens: dict[str, str]
     acts: Path
+    specs: Path
 
     def mcp(self, who: str = "alice", index: int = 0, caps: Any = TASK_CAPS) -> McpClient:
         url = self.servers[index % len(self.servers)].url
@@ -62,17 +68,19 @@ class Site:
 def two_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     folder = tmp_path_factory.mktemp("tasks-workers")
     tokens = make_tokens(folder / "tokens")
+    specs = shutil.copytree(TASK_SPECS, folder / "specs")
     with host_serve(
-        folder, "host", "--workers", "2", "--threads", "8", specs=TASK_SPECS,
+        folder, "host", "--workers", "2", "--threads", "8", specs=specs, handlers=TASK_HANDLERS,
         HOST_AUTH_TOKENS=str(folder / "tokens"), OPS_ACTS=str(folder / "acts.jsonl"),
     ) as server:  # fmt: skip
-        yield Site([server], tokens, folder / "acts.jsonl")
+        yield Site([server], tokens, folder / "acts.jsonl", specs)
 
 
 @pytest.fixture(scope="module")
 def two_instances(tmp_path_factory: pytest.TempPathFactory, redis_url: str) -> Iterator[Site]:
     folder = tmp_path_factory.mktemp("tasks-instances")
     tokens = make_tokens(folder / "tokens")
+    specs = shutil.copytree(TASK_SPECS, folder / "specs")
     shared = {
         "HOST_SECRET": SECRET,
         "HOST_STORE": redis_url,
@@ -81,10 +89,10 @@ def two_instances(tmp_path_factory: pytest.TempPathFactory, redis_url: str) -> I
     }
     args = ("--workers", "1", "--threads", "8")
     with (
-        host_serve(folder, "one", *args, specs=TASK_SPECS, **shared) as one,
-        host_serve(folder, "two", *args, specs=TASK_SPECS, **shared) as two,
+        host_serve(folder, "one", *args, specs=specs, handlers=TASK_HANDLERS, **shared) as one,
+        host_serve(folder, "two", *args, specs=specs, handlers=TASK_HANDLERS, **shared) as two,
     ):
-        yield Site([one, two], tokens, folder / "acts.jsonl")
+        yield Site([one, two], tokens, folder / "acts.jsonl", specs)
 
 
 @pytest.fixture(params=["two_workers", "two_instances"])
@@ -354,3 +362,30 @@ def test_fastmcp_with_fastmcp_tasks_gets_a_task_and_the_result_once_approved(
     assert anyio.run(main) == {"restarted": service, "approved_by": ["bob"]}
     approver.join(10)
     assert len(two_workers.acted(service)) == 1
+
+
+def test_a_reload_that_changes_the_tool_voids_a_waiting_task(either: Site) -> None:
+    service = unique("drain")
+    made = _task(either.mcp(index=0), "drain_node", service)
+    spec = either.specs / "ops.yaml"
+    spec.write_text(spec.read_text().replace("asks to drain", "wants to drain"))
+    reloads = [len(s.log_lines("specs_reloaded")) for s in either.servers]
+    for server in either.servers:
+        os.kill(server.pid, signal.SIGHUP)
+    for server, before in zip(either.servers, reloads, strict=True):
+        assert wait_until(lambda s=server, n=before: len(s.log_lines("specs_reloaded")) > n)
+
+    def fresh() -> dict[str, Any]:
+        # NOTE: a new connection each time: the old workers close theirs as they stop.
+        try:
+            return _get(either.mcp(index=1), made["taskId"])
+        except HostError:
+            return {"status": "unreachable"}
+
+    done = poll(fresh, lambda t: t["status"] == "completed", timeout=30)
+    assert done["result"]["isError"] is True, done
+    assert done["result"]["_meta"]["host/approval"]["status"] == "voided"
+    assert "changed" in done["result"]["content"][0]["text"]
+    request = made["_meta"]["host/approval"]["request"]
+    assert either.api("bob", "POST", f"/{request}/approve", {}, index=0)[0] == 409
+    assert either.acted(service) == []
