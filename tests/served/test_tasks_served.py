@@ -389,3 +389,23 @@ def test_a_reload_that_changes_the_tool_voids_a_waiting_task(either: Site) -> No
     request = made["_meta"]["host/approval"]["request"]
     assert either.api("bob", "POST", f"/{request}/approve", {}, index=0)[0] == 409
     assert either.acted(service) == []
+
+
+def test_a_url_ask_as_a_task_goes_on_once_its_page_is_submitted(either: Site) -> None:
+    from support.asks import HttpBrowser
+
+    service = unique("key")
+    alice = either.mcp(index=0)
+    params = {"name": "rotate_key", "arguments": {"service": service}}
+    made = alice.send("tools/call", params).result
+    assert made["resultType"] == "task" and made["status"] == "input_required", made
+    other = either.mcp(index=1)
+    asked = _get(other, made["taskId"])["inputRequests"]["credentials"]["params"]
+    assert asked["mode"] == "url"
+    update = {"taskId": made["taskId"], "inputResponses": {"credentials": {"action": "accept"}}}
+    assert other.send("tasks/update", update).result["resultType"] == "complete"
+    browser = HttpBrowser(either.servers[0].url).sign_in(either.tokens["alice"])
+    browser.submit(asked["url"], {"api_key": "a-served-key-0123"})
+    done = poll(lambda: _get(other, made["taskId"]), lambda t: t["status"] == "completed")
+    assert done["result"]["structuredContent"]["rotated"] is True, done
+    assert len(either.acted(service)) == 1
