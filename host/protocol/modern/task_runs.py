@@ -14,10 +14,11 @@ round of a task at a time.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeGuard
 
 from host.auth.identity import AuthMethod, Identity
@@ -81,6 +82,25 @@ class TaskRuns:
         self.join_s = join_s
         self._lock = threading.Lock()
         self._running: dict[str, threading.Thread] = {}
+        self._serial: dict[str, tuple[threading.Lock, int]] = {}
+
+    @contextlib.contextmanager
+    def serial(self, task_id: str) -> Iterator[None]:
+        """One round of a task at a time in this worker (a poll's, an update's, a decision's),
+        each reading the task as the one before left it."""
+        with self._lock:
+            lock, users = self._serial.get(task_id, (threading.Lock(), 0))
+            self._serial[task_id] = (lock, users + 1)
+        try:
+            with lock:
+                yield
+        finally:
+            with self._lock:
+                lock, users = self._serial[task_id]
+                if users == 1:
+                    del self._serial[task_id]
+                else:
+                    self._serial[task_id] = (lock, users - 1)
 
     def kick(self, task_id: str, work: Callable[[], Any], *, join: bool = True) -> None:
         """Run ``work`` (one round of the task) beside the caller, once per task per worker."""
@@ -134,9 +154,16 @@ class TaskRuns:
         return saved
 
     def advance(
-        self, task: TaskRecord, request: RequestContext, responses: Mapping[str, Any]
+        self,
+        task: TaskRecord,
+        request: RequestContext,
+        responses: Mapping[str, Any],
+        delivered: frozenset[str] = frozenset(),
     ) -> TaskRecord:
-        """Run the task's call one round with ``responses`` (by the ledger's keys); save it."""
+        """Run the task's call one round with ``responses`` (by the ledger's keys); save it.
+
+        ``delivered``: the task's keys those responses came under; none is used again.
+        """
         machine = self.host.machines.get(task.tool)
         ledger = Ledger.from_payload(task.ledger)
         if machine is None or not ledger.fits(machine.definition):
@@ -162,15 +189,21 @@ class TaskRuns:
             )
         if isinstance(ended, dict) and self._act_running(ledger):
             return task  # NOTE: another worker's copy of this round is acting: it writes the end
-        return self.save(self.absorb(task, ended, before))
+        return self.save(self.absorb(task, ended, before, delivered))
 
-    def absorb(self, task: TaskRecord, ended: Ended, before: Ledger) -> TaskRecord:
+    def absorb(
+        self,
+        task: TaskRecord,
+        ended: Ended,
+        before: Ledger,
+        delivered: frozenset[str] = frozenset(),
+    ) -> TaskRecord:
         """The task as the round ``ended`` leaves it (``before``: its ledger with the round's
-        answers taken)."""
+        answers taken; ``delivered``: the task's keys answered in it)."""
         if isinstance(ended, Waiting):
             return _waiting_approval(task, ended)
         if isinstance(ended, Pending):
-            return self._asked(task, ended, before)
+            return self._asked(task, ended, before, delivered)
         if ended.get("isError"):
             message = "The call ended with an error result; nothing more will happen."
         else:
@@ -181,7 +214,9 @@ class TaskRuns:
             status="completed", result=result, message=message, outstanding={}, waiting={}
         )
 
-    def _asked(self, task: TaskRecord, ended: Pending, before: Ledger) -> TaskRecord:
+    def _asked(
+        self, task: TaskRecord, ended: Pending, before: Ledger, delivered: frozenset[str]
+    ) -> TaskRecord:
         questions = ended.asked.questions
         if all(q.on_page and _accepted(before, q) for q in questions):
             page = questions[0]
@@ -195,7 +230,10 @@ class TaskRuns:
             )
         outstanding: dict[str, dict[str, Any]] = {}
         issued = dict(task.issued)
-        shown = {(v["key"], v["digest"]): k for k, v in task.outstanding.items()}
+        # NOTE: a key still shown (its question unanswered) is kept; one answered is never reused.
+        shown = {
+            (v["key"], v["digest"]): k for k, v in task.outstanding.items() if k not in delivered
+        }
         for q in questions:
             key = shown.get((q.key, q.digest()))
             if key is None:

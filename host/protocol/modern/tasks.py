@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -126,8 +127,10 @@ class Tasks:
         keys = {k: v["key"] for k, v in task.outstanding.items() if k in responses}
         if task.status == "input_required" and keys:
             answers = {ledger_key: responses[k] for k, ledger_key in keys.items()}
+            # NOTE: every update runs (its own thread), one round at a time (serial).
             self.runs.kick(
-                task.id + "#update", lambda: self._answer(task.id, request, keys, answers)
+                f"{task.id}#{uuid.uuid4().hex}",
+                lambda: self._answer(task.id, request, keys, answers),
             )
         return {"resultType": "complete", "_meta": dict(meta)}
 
@@ -160,11 +163,12 @@ class Tasks:
 
     def _go_on(self, task_id: str, request: RequestContext) -> None:
         """One round of the task with no new answers, unless it ended or still waits on them."""
-        task = self.book.get(task_id)
-        if task is None or task.terminal:
-            return
-        if task.status != "input_required" or self._can_go_on(task):
-            self.runs.advance(self._approved(task), request, {})
+        with self.runs.serial(task_id):
+            task = self.book.get(task_id)
+            if task is None or task.terminal:
+                return
+            if task.status != "input_required" or self._can_go_on(task):
+                self.runs.advance(self._approved(task), request, {})
 
     def _approved(self, task: TaskRecord) -> TaskRecord:
         """A task whose request was just approved says so while its act runs."""
@@ -187,15 +191,16 @@ class Tasks:
         keys: Mapping[str, str],
         answers: Mapping[str, Any],
     ) -> None:
-        task = self.book.get(task_id)
-        # NOTE: only keys still outstanding: another update may have answered them meanwhile.
-        if (
-            task is None
-            or task.status != "input_required"
-            or not set(keys) <= set(task.outstanding)
-        ):
-            return
-        self.runs.advance(task, request, answers)
+        with self.runs.serial(task_id):
+            task = self.book.get(task_id)
+            # NOTE: only keys still outstanding: another update may have answered them meanwhile.
+            if (
+                task is None
+                or task.status != "input_required"
+                or not set(keys) <= set(task.outstanding)
+            ):
+                return
+            self.runs.advance(task, request, answers, frozenset(keys))
 
     def _can_go_on(self, task: TaskRecord) -> bool:
         """Whether something the task waits on has happened (cheap reads; no handler runs)."""
