@@ -7,6 +7,7 @@ Over real HTTP with two workers (SQLite) and two instances (Redis), see
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,7 @@ def test_discover_and_tools_list_advertise_the_extension(host: TaskHost) -> None
     tools = {t["name"]: t for t in mcp.send("tools/list", {}).result["tools"]}
     assert tools["restart_service"]["execution"] == {"taskSupport": "optional"}
     assert tools["deploy"]["execution"] == {"taskSupport": "required"}
-    assert "execution" not in tools["status"]
+    assert "execution" not in tools["status"] and "execution" not in tools["deploy_held"]
 
 
 def test_an_approval_becomes_a_task_and_its_act_runs_once_approved(host: TaskHost) -> None:
@@ -152,13 +153,21 @@ def test_without_the_extension_tasks_methods_and_required_tools_get_32021(
 
 def test_without_the_extension_a_call_holds_its_wait_as_before(host: TaskHost) -> None:
     plain = host.mcp(capabilities={"elicitation": {"form": {}}})
-    result = plain.send("tools/call", {"name": "purge_cache", "arguments": {"service": "z"}})
-    # NOTE: held for the step's wait until the request expired, as without tasks always
-    assert result.result["resultType"] == "complete"
-    assert result.result["structuredContent"] == {
-        "done": False,
-        "reason": "Nobody decided in time.",
-    }
+
+    def approve_when_asked() -> None:
+        found = poll(
+            lambda: {"r": host.api("bob", "GET", "?status=pending").json["requests"]},
+            lambda seen: bool(seen["r"]),
+        )["r"]
+        host.api("bob", "POST", f"/{found[0]['id']}/approve", {"reason": "ok"})
+
+    deciding = threading.Thread(target=approve_when_asked)
+    deciding.start()
+    # NOTE: the held wait, as without tasks always: the same request goes on to the act
+    result = plain.send("tools/call", {"name": "deploy_held", "arguments": {"service": "z"}})
+    deciding.join()
+    assert result.result["resultType"] == "complete", result
+    assert result.result["structuredContent"] == {"restarted": "z", "approved_by": ["bob"]}
 
 
 def test_a_name_header_that_is_not_the_task_id_gets_32020(host: TaskHost) -> None:
@@ -239,8 +248,6 @@ def test_the_kit_client_calls_as_a_tasks_client_and_polls_to_the_result(host: Ta
             lambda seen: bool(seen["r"]),
         )["r"]
         host.api("bob", "POST", f"/{found[0]['id']}/approve", {"reason": "ok"})
-
-    import threading
 
     deciding = threading.Thread(target=approve_when_asked)
     deciding.start()
