@@ -32,6 +32,7 @@ from host.protocol import (
     Observer,
     make_endpoint,
 )
+from host.protocol.modern.tasks import Tasks
 from host.protocol.redaction import FieldCipher
 from host.protocol.url_asks import UrlAskBook
 from host.settings import Settings
@@ -142,7 +143,9 @@ def assemble(
     )
     decided = _both(webhook.decided, metrics.approval_decided if metrics else None)
     # NOTE: a decision carries its task on at once, wherever it was made (the tasks extension).
-    decided = _both(decided, _tasks_of(endpoint))
+    tasks = _tasks_of(endpoint)
+    decided = _both(decided, tasks.on_decided if tasks is not None else None)
+    url_asks.submitted = tasks.on_page if tasks is not None else None
     approvals = ApprovalsService(store, machines, decided=decided)
     return Assembly(
         settings, project, machines, store, endpoint, chosen, metrics, approvals, url_asks
@@ -181,10 +184,10 @@ def _open_store(settings: Settings, store_checked: bool) -> Store:
     return store
 
 
-def _tasks_of(endpoint: Endpoint) -> Callable[..., None] | None:
-    """The modern era's hook that carries a decided request's task on."""
+def _tasks_of(endpoint: Endpoint) -> Tasks | None:
+    """The modern era's tasks: a decision or a submitted page carries a task on at once."""
     modern = next((e for e in endpoint.eras if isinstance(e, ModernProtocol)), None)
-    return modern.tasks.on_decided if modern is not None else None
+    return modern.tasks if modern is not None else None
 
 
 def _both(first: Callable[..., None], second: Callable[..., None] | None) -> Callable[..., None]:

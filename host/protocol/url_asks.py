@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from host.errors import AnswerMismatch, Forbidden, NotFound
@@ -70,6 +70,8 @@ class UrlAskBook:
         self.cipher = cipher
         self.public_url = public_url
         self.ttl_s = ttl_s
+        #: Told about each page submitted (the tasks extension carries the task on at once).
+        self.submitted: Callable[[UrlAsk], None] | None = None
 
     def for_call(self, machine: Machine, request: RequestContext, *, hold: bool = True) -> CallAsks:
         """The asks of one round of a call of ``machine`` by ``request``'s caller.
@@ -111,6 +113,8 @@ class UrlAskBook:
             extra={"event": "url_ask_submitted", "tool": ask.tool, "step": ask.step,
                    "principal": principal},
         )  # fmt: skip
+        if self.submitted is not None:
+            self.submitted(done)
         return done
 
     def _base(self, request: RequestContext) -> str:

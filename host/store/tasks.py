@@ -58,6 +58,7 @@ class TaskRecord:
         waiting: What a working task waits on: ``{"approval": id}`` or ``{"page": id}``.
         approval: ``_meta["host/approval"]`` of a task at an approve: request, status,
             needed, expires.
+        host: The ``Host`` the caller reached (its pages' URLs are made from it).
     """
 
     id: str
@@ -80,6 +81,7 @@ class TaskRecord:
     issued: Mapping[str, int] = field(default_factory=dict)
     waiting: Mapping[str, str] = field(default_factory=dict)
     approval: Mapping[str, Any] | None = None
+    host: str = ""
 
     @property
     def terminal(self) -> bool:
@@ -145,6 +147,17 @@ class TaskBook:
             self.store.delete(_call_key(task.binding))
         return task
 
+    def mark_pages(self, task: TaskRecord, pages: list[str]) -> None:
+        """Note that ``task`` waits on these URL asks' pages, so a submission finds it."""
+        for page in pages:
+            self.store.put(_page_key(page), task.id, max(_left(task), 1.0))
+
+    def of_page(self, ask_id: str) -> TaskRecord | None:
+        """The task waiting on the URL ask ``ask_id``, if it has not ended."""
+        task_id = self.store.get(_page_key(ask_id))
+        task = self.get(task_id) if task_id is not None else None
+        return task if task is not None and not task.terminal else None
+
     def get(self, task_id: str) -> TaskRecord | None:
         """The task ``task_id`` whoever made it (for the host's own continuation)."""
         text = self.store.get(_key(task_id))
@@ -171,3 +184,7 @@ def _key(task_id: str) -> str:
 
 def _call_key(binding: str) -> str:
     return "taskcall:" + binding
+
+
+def _page_key(ask_id: str) -> str:
+    return "taskpage:" + ask_id

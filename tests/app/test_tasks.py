@@ -339,3 +339,16 @@ def test_a_decision_carries_the_task_on_without_a_poll(host: TaskHost) -> None:
     done = _get(alice, made["taskId"])
     assert done["status"] == "completed", done
     assert len(host.acts()) == 1
+
+
+def test_a_submitted_page_carries_its_task_on_without_a_poll(host: TaskHost) -> None:
+    alice = host.mcp()
+    made = alice.send("tools/call", {"name": "rotate_key", "arguments": {"service": "np"}}).result
+    url = _get(alice, made["taskId"])["inputRequests"]["credentials"]["params"]["url"]
+    update = {"taskId": made["taskId"], "inputResponses": {"credentials": {"action": "accept"}}}
+    alice.send("tasks/update", update)
+    poll(lambda: _get(alice, made["taskId"]), lambda t: t["status"] == "working")
+    host.submit(url, {"api_key": "no-poll-key-4242"})
+    acted = poll(lambda: {"acts": host.acts()}, lambda seen: bool(seen["acts"]))
+    assert [a["service"] for a in acted["acts"]] == ["np"]
+    assert _get(alice, made["taskId"])["status"] == "completed"

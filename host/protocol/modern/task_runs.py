@@ -37,7 +37,7 @@ from host.protocol.url_asks import ASK_TTL_S, ask_of
 from host.store.requests import ApprovalRequest
 from host.store.tasks import TaskBook, TaskRecord
 
-__all__ = ["AFTER_S", "TaskRuns", "binding_of", "caller_of", "ended_round"]
+__all__ = ["AFTER_S", "TaskRuns", "binding_of", "caller_of", "ended_round", "pages_of"]
 
 log = logging.getLogger("host.protocol.tasks")
 
@@ -151,6 +151,7 @@ class TaskRuns:
         saved = self.book.save(task)
         if saved is task:
             self.bind(saved)
+            self.book.mark_pages(saved, pages_of(saved))
         return saved
 
     def advance(
@@ -338,8 +339,20 @@ def _accepted(ledger: Ledger, question: Question) -> bool:
 
 
 def caller_of(task: TaskRecord) -> RequestContext:
-    """The context to carry ``task`` on for its caller when someone else saw it can go on."""
+    """The context to carry ``task`` on for its caller when someone else saw it can go on
+    (with the ``Host`` the caller reached, so its pages keep their URLs)."""
     method: AuthMethod = "jwt" if task.method == "jwt" else "static"
     if task.method == "none":
         method = "none"
-    return RequestContext(Identity(task.principal, frozenset(task.scopes), method=method))
+    identity = Identity(task.principal, frozenset(task.scopes), method=method)
+    return RequestContext(identity, headers={"host": task.host} if task.host else None)
+
+
+def pages_of(task: TaskRecord) -> list[str]:
+    """The ids of the URL asks the task waits on: accepted, or among its input requests."""
+    found = [task.waiting["page"]] if "page" in task.waiting else []
+    for entry in task.outstanding.values():
+        params = entry["request"].get("params", {})
+        if params.get("mode") == "url" and isinstance(params.get("url"), str):
+            found.append(ask_of(params["url"]))
+    return found

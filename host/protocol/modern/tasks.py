@@ -26,10 +26,10 @@ from host.protocol.calls import TASKS_EXTENSION, Pending, Waiting
 from host.protocol.context import RequestContext
 from host.protocol.core import Call, ToolHost
 from host.protocol.jsonrpc import INVALID_PARAMS, error
-from host.protocol.modern.task_runs import AFTER_S, TaskRuns, binding_of, caller_of
+from host.protocol.modern.task_runs import AFTER_S, TaskRuns, binding_of, caller_of, pages_of
 from host.protocol.modern.task_views import created, not_found, task_view
 from host.protocol.revisions import MODERN
-from host.protocol.url_asks import ask_of
+from host.store.asks import UrlAsk
 from host.store.requests import ApprovalRequest
 from host.store.tasks import TaskBook, TaskRecord, new_task_id
 
@@ -86,10 +86,12 @@ class Tasks:
             created=now,
             updated=now,
             ttl_s=AFTER_S,
+            host=request.header("host") or "",
         )
         task = self.book.create(self.runs.absorb(fresh, ended, before))
         if task.id == fresh.id:
             self.runs.bind(task)
+            self.book.mark_pages(task, pages_of(task))
             log.info(
                 "task created",
                 extra={"event": "task_created", "task": task.id[:12], "tool": task.tool,
@@ -105,6 +107,13 @@ class Tasks:
         task = self.book.get(task_id)
         if task is not None and not task.terminal:
             self.runs.kick(task_id, lambda: self._go_on(task_id, caller_of(task)), join=False)
+
+    def on_page(self, ask: UrlAsk) -> None:
+        """A page was submitted here: carry the task waiting on it on now, in the background."""
+        task = self.book.of_page(ask.id)
+        if task is not None:
+            caller = caller_of(task)
+            self.runs.kick(task.id, lambda: self._go_on(task.id, caller), join=False)
 
     def get(
         self, params: Mapping[str, Any], request: RequestContext, meta: Mapping[str, Any]
@@ -218,7 +227,7 @@ class Tasks:
             ask = store.ask(task.waiting["page"])
             return ask is None or ask.values is not None or ask.expires <= now
         if task.status == "input_required":
-            return any(_submitted(store, page) for page in _pages(task))
+            return any(_submitted(store, page) for page in pages_of(task))
         return True
 
     def _withdrawn(self, task: TaskRecord) -> bool:
@@ -232,8 +241,7 @@ class Tasks:
         return found is None or found.spent_by is None
 
     def _end_pages(self, task: TaskRecord) -> None:
-        pages = [*_pages(task), *([task.waiting["page"]] if "page" in task.waiting else [])]
-        for page in pages:
+        for page in pages_of(task):
             ask = self.host.store.ask(page)
             if ask is not None:
                 self.host.store.end_ask(ask)
@@ -251,16 +259,6 @@ def _taken(call: Call) -> Ledger:
     """The call's ledger with this round's answers taken, bound as the core binds it."""
     ledger = call.ledger.take(call.responses, call.machine.form_fields)
     return ledger.bound(call.machine.definition) if ledger.round == 1 else ledger
-
-
-def _pages(task: TaskRecord) -> list[str]:
-    """The ids of the URL asks among the task's outstanding input requests."""
-    found = []
-    for entry in task.outstanding.values():
-        params = entry["request"].get("params", {})
-        if params.get("mode") == "url" and isinstance(params.get("url"), str):
-            found.append(ask_of(params["url"]))
-    return found
 
 
 def _submitted(store: Any, page: str) -> bool:
