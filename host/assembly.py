@@ -20,12 +20,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from host.approvals.service import ApprovalsService
+from host.approvals.service import ApprovalsService, withdraw_request
 from host.machine import Machine, compile_project
 from host.observers.audit import AuditObserver
 from host.observers.outcomes import RequestOutcomes
 from host.observers.webhook import ApprovalsWebhook
-from host.protocol import Elicitation, Endpoint, LogObserver, Observer, make_endpoint
+from host.protocol import (
+    Elicitation,
+    Endpoint,
+    LogObserver,
+    ModernProtocol,
+    Observer,
+    make_endpoint,
+)
+from host.protocol.modern.tasks import Tasks
 from host.protocol.redaction import FieldCipher
 from host.protocol.url_asks import UrlAskBook
 from host.settings import Settings
@@ -133,8 +141,13 @@ def assemble(
         record_max=settings.limits.record_max,
         approval_opened=_both(webhook.requested, metrics.approval_opened if metrics else None),
         url_asks=url_asks,
+        withdraw=lambda request_id: withdraw_request(store, request_id),
     )
     decided = _both(webhook.decided, metrics.approval_decided if metrics else None)
+    # NOTE: a decision carries its task on at once, wherever it was made (the tasks extension).
+    tasks = _tasks_of(endpoint)
+    decided = _both(decided, tasks.on_decided if tasks is not None else None)
+    url_asks.submitted = tasks.on_page if tasks is not None else None
     approvals = ApprovalsService(store, machines, decided=decided)
     return Assembly(
         settings, project, machines, store, endpoint, chosen, metrics, approvals, url_asks
@@ -173,6 +186,12 @@ def _open_store(settings: Settings, store_checked: bool) -> Store:
     for risk in risks:
         log.warning("the store can lose records: %s", risk, extra={"event": "store_risk"})
     return store
+
+
+def _tasks_of(endpoint: Endpoint) -> Tasks | None:
+    """The modern era's tasks: a decision or a submitted page carries a task on at once."""
+    modern = next((e for e in endpoint.eras if isinstance(e, ModernProtocol)), None)
+    return modern.tasks if modern is not None else None
 
 
 def _both(first: Callable[..., None], second: Callable[..., None] | None) -> Callable[..., None]:

@@ -109,4 +109,4 @@ def _outcome(request: ApprovalRequest, status: RequestStatus) -> str | None:
     if status == "approved":
         noted = request.extra.get("outcome")
         return noted if isinstance(noted, str) else "running"
-    return {"voided": "cancelled"}.get(status, status)
+    return {"voided": "cancelled", "withdrawn": "cancelled"}.get(status, status)

@@ -22,7 +22,7 @@ from host.machine import Machine
 from host.store import Store
 from host.store.requests import ApprovalRequest, RequestStatus, Verdict
 
-__all__ = ["ApprovalsService", "Decision", "DecisionHook", "InboxRequest"]
+__all__ = ["ApprovalsService", "Decision", "DecisionHook", "InboxRequest", "withdraw_request"]
 
 log = logging.getLogger("host.approvals")
 
@@ -147,6 +147,15 @@ class ApprovalsService:
                 )
         return InboxRequest.of(decided)
 
+    def withdraw(self, request_id: str) -> bool:
+        """Withdraw a request its caller no longer wants (the task that made it was cancelled).
+
+        Only a request not yet spent can be withdrawn: then no call can act on it, deciding it
+        is refused (409) and it is gone from the pending ones. False when its act was already
+        let through (or there is no such request): the act goes on.
+        """
+        return withdraw_request(self.store, request_id)
+
     def _current(self) -> list[ApprovalRequest]:
         return self.store.requests()
 
@@ -170,3 +179,28 @@ class ApprovalsService:
         return who.owner == request.caller or any(
             not missing_scopes(who.scopes, [scope]) for scope in request.approvers
         )
+
+
+def withdraw_request(store: Store, request_id: str) -> bool:
+    """Mark the request withdrawn unless its approval was spent (:meth:`ApprovalsService.withdraw`).
+
+    NOTE: over the version it read, like every change of a request, so a spend and a withdrawal
+    racing each other cannot both win: either the act goes on or nothing is done.
+    """
+
+    def withdraw(current: ApprovalRequest) -> ApprovalRequest | None:
+        if current.spent_by is not None or current.withdrawn:
+            return None
+        if current.status(time.time()) not in ("pending", "approved"):
+            return None
+        return current.changed(withdrawn=True)
+
+    after = store.change_request(request_id, withdraw)
+    if after is None or not after.withdrawn or after.spent_by is not None:
+        return False
+    store.end_request(request_id)  # NOTE: frees its binding: an identical call asks anew
+    log.info(
+        "approval withdrawn",
+        extra={"event": "approval_withdrawn", "request": request_id, "tool": after.tool},
+    )
+    return True

@@ -18,7 +18,9 @@ from typing import Any, Self
 
 from host.client.answers import Answerer, Answers, Elicitation, UnansweredQuestion
 from host.client.match import shown
+from host.client.questions import on_page, questions_of
 from host.client.results import CallResult, ProtocolViolation, ToolList
+from host.client.tasks import follow, with_tasks
 from host.client.wire import (
     CLIENT_INFO,
     META_CAPABILITIES,
@@ -193,6 +195,9 @@ class McpClient:
         self._answers: Answerer | None = None
         self._url_answers: Answerer | None = None
         self._ids = itertools.count(1)
+        #: A task's polling pace (None: its pollIntervalMs); where its status messages go.
+        self.task_poll_s: float | None = None
+        self.say: Callable[[str], None] | None = None
 
     def on_elicitation(self, answers: Answers | None) -> None:
         """Answer questions this way from now on (None: questions fail the test again).
@@ -226,6 +231,7 @@ class McpClient:
         principal: str | None = None,
         scopes: Sequence[str] = (),
         token: str | None = None,
+        tasks: bool | None = None,
     ) -> Self:
         """Another client of the same server, with its own revision, capabilities and answers.
 
@@ -234,6 +240,8 @@ class McpClient:
                 mints the token).
             scopes: The scopes ``principal`` holds.
             token: Call with this bearer token instead (``""``: with none at all).
+            tasks: Declare the tasks extension (True) or not (False): a call that waits on
+                someone else then gets a task, which ``tools.call`` polls to its end.
 
         Raises:
             ValueError: ``principal`` on a client that cannot mint tokens.
@@ -245,12 +253,17 @@ class McpClient:
             transport = transport.with_token(self.issue(principal, scopes))
         elif token is not None:
             transport = transport.with_token(token or None)
-        return self._sibling(
+        declared = self.capabilities if capabilities is None else capabilities
+        if tasks is not None:
+            declared = with_tasks(declared, tasks)
+        sibling = self._sibling(
             transport,
             protocol=self.protocol if protocol is None else protocol,
-            capabilities=self.capabilities if capabilities is None else capabilities,
+            capabilities=declared,
             client_info=self.client_info if client_info is None else client_info,
         )
+        sibling.task_poll_s, sibling.say = self.task_poll_s, self.say
+        return sibling
 
     def _sibling(self, transport: Transport, **options: Any) -> Self:
         """A new client of the same server, of this client's class (see :meth:`client`)."""
@@ -332,6 +345,7 @@ class McpClient:
         asked: list[Elicitation] = []
         exchanges: list[RawResponse] = []
         params: dict[str, Any] = {"name": name, "arguments": arguments}
+        page_answers = self._url_answers if answers is None else None
         for round_ in itertools.count(1):
             response = self.send("tools/call", params)
             exchanges.append(response)
@@ -339,30 +353,58 @@ class McpClient:
             if response.error is not None or not isinstance(result, Mapping):
                 break
             kind = result.get("resultType")
+            if kind == "task":
+                followed = follow(
+                    self,
+                    result,
+                    lambda asking: self._responses(
+                        name,
+                        asked,
+                        questions_of(name, arguments, 0, asking, self.capabilities),
+                        answer,
+                        page_answers,
+                    ),
+                    poll_s=self.task_poll_s,
+                    say=self.say,
+                )
+                exchanges.extend([*followed.exchanges[:-1], followed.response])
+                break
             if kind != "input_required":
                 if kind is None and self.protocol == MODERN:
                     raise ProtocolViolation(
                         f"{name}: a {MODERN} result must carry resultType: {shown(result)}"
                     )
                 break
-            requests = self._questions(name, arguments, round_, result)
+            requests = questions_of(name, arguments, round_, result, self.capabilities)
             if round_ >= self.max_rounds:
                 raise ProtocolViolation(
                     f"{name} was still asking after {round_} rounds; the last questions:\n"
                     + "\n".join(q.describe() for q in requests)
                 )
-            self.questions.extend(requests)
-            asked.extend(requests)
-            responses: dict[str, Any] = {}
-            for question in requests:
-                given = self._url_answers if _on_page(question) and answers is None else None
-                responses[question.key] = self._answer(name, question, given or answer)
+            responses = self._responses(name, asked, requests, answer, page_answers)
             params = {"name": name, "arguments": arguments, "inputResponses": responses}
             if "requestState" in result:
                 params["requestState"] = result["requestState"]
         return CallResult(
             name, arguments, exchanges[-1], len(exchanges), tuple(asked), tuple(exchanges)
         )
+
+    def _responses(
+        self,
+        name: str,
+        asked: list[Elicitation],
+        questions: list[Elicitation],
+        answer: Answerer | None,
+        page_answers: Answerer | None,
+    ) -> dict[str, Any]:
+        """The answers to a round's (or a task's) questions; URL asks take ``page_answers``
+        first."""
+        self.questions.extend(questions)
+        asked.extend(questions)
+        return {
+            q.key: self._answer(name, q, (page_answers if on_page(q) else None) or answer)
+            for q in questions
+        }
 
     def _answer(self, name: str, question: Elicitation, answer: Answerer | None) -> dict[str, Any]:
         """The response to one question; a URL ask's content goes to its page, not the server."""
@@ -375,62 +417,9 @@ class McpClient:
                 'mcp.on_elicitation({"action": "accept", "content": {...}}).'
             )
         response = answer(question)
-        if not _on_page(question):
+        if not on_page(question):
             return response
         content = response.pop("content", None)
         if response.get("action") == "accept" and self.page is not None and content is not None:
             self.page(question, content if isinstance(content, Mapping) else {})
         return response
-
-    def _questions(
-        self, name: str, arguments: dict[str, Any], round_: int, result: Mapping[str, Any]
-    ) -> list[Elicitation]:
-        """The questions of an ``input_required`` result, refusing what the client cannot answer."""
-        __tracebackhide__ = True
-        requests = result.get("inputRequests")
-        if requests is None and "requestState" in result:
-            return []
-        if not isinstance(requests, Mapping) or not requests:
-            raise ProtocolViolation(
-                f"{name}: input_required needs inputRequests or requestState: {shown(result)}"
-            )
-        questions: list[Elicitation] = []
-        for key, request in requests.items():
-            method = request.get("method") if isinstance(request, Mapping) else None
-            params = request.get("params") if isinstance(request, Mapping) else None
-            if method != "elicitation/create" or not isinstance(params, Mapping):
-                raise ProtocolViolation(
-                    f"{name}: this test client answers only elicitation/create, got {key!r}: "
-                    f"{shown(request)}"
-                )
-            if not self._can_elicit(params):
-                raise ProtocolViolation(
-                    f"{name} asked {key!r} although this client did not declare that kind of "
-                    f"elicitation (capabilities {shown(self.capabilities)}): {shown(params)}"
-                )
-            schema = params.get("requestedSchema")
-            questions.append(
-                Elicitation(
-                    key=str(key),
-                    message=str(params.get("message", "")),
-                    requested_schema=dict(schema) if isinstance(schema, Mapping) else {},
-                    tool=name,
-                    arguments=arguments,
-                    round=round_,
-                    params=dict(params),
-                )
-            )
-        return questions
-
-    def _can_elicit(self, params: Mapping[str, Any]) -> bool:
-        declared = self.capabilities.get("elicitation")
-        if not isinstance(declared, Mapping):
-            return False
-        mode = params.get("mode", "form")
-        # NOTE: `elicitation: {}` declares form mode only, for compatibility with older clients.
-        return mode in declared or (mode == "form" and not declared)
-
-
-def _on_page(question: Elicitation) -> bool:
-    """Whether a question is a URL ask: its answer is given on a host page."""
-    return question.params.get("mode") == "url"

@@ -303,11 +303,22 @@ def header_value(value: str) -> str:
     return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
 
 
+_NAME_PARAM = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
+
+
 def request_headers(message: Any, protocol: str) -> dict[str, str]:
     """The headers a modern client sends with ``message``.
 
-    ``Mcp-Name`` goes with ``tools/call`` and ``prompts/get`` (``params.name``) and
-    ``resources/read`` (``params.uri``).
+    ``Mcp-Name`` goes with ``tools/call`` and ``prompts/get`` (``params.name``),
+    ``resources/read`` (``params.uri``) and the tasks extension's ``tasks/*``
+    (``params.taskId``).
     """
     headers = {
         "Content-Type": "application/json",
@@ -321,9 +332,7 @@ def request_headers(message: Any, protocol: str) -> dict[str, str]:
         headers["Mcp-Method"] = header_value(method)
     params = message.get("params")
     if isinstance(params, Mapping):
-        key = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(
-            method if isinstance(method, str) else ""
-        )
+        key = _NAME_PARAM.get(method if isinstance(method, str) else "")
         if key and isinstance(params.get(key), str):
             headers["Mcp-Name"] = header_value(params[key])
     return headers

@@ -20,6 +20,7 @@ from typing import Any
 from host.auth import Issued, local_user
 from host.client.answers import Elicitation
 from host.client.mcp import URL_CAPABILITIES, McpClient
+from host.client.tasks import with_tasks
 from host.client.wire import HttpReply, HttpTransport, WsgiTransport
 from host.commands.options import (
     add_handlers,
@@ -86,9 +87,15 @@ def _client(args: argparse.Namespace) -> McpClient:
     if args.url:
         token = args.token or os.environ.get("HOST_TOKEN") or None
         # NOTE: a running host's pages can be opened in a browser: URL asks are answered there.
-        return McpClient(
-            _Terminal(args.url, token=token), client_info=CLIENT, capabilities=URL_CAPABILITIES
+        # It speaks tasks: a wait for someone else's approval is polled, however long, with its
+        # status on stderr, instead of a held request that ends "approval pending".
+        client = McpClient(
+            _Terminal(args.url, token=token),
+            client_info=CLIENT,
+            capabilities=with_tasks(URL_CAPABILITIES, True),
         )
+        client.say = _progress
+        return client
     if args.token:
         raise HostError("--token is for a running host (--url); in-process you call as yourself")
     # Only in-process calls need the server's code.
@@ -116,6 +123,11 @@ def _client(args: argparse.Namespace) -> McpClient:
     # NOTE: the audit trail is how the command learns which confirms a remembered yes skipped.
     audit = AuditKit(served.store, served.flush)
     return KitClient(WsgiTransport(app, token=token), client_info=CLIENT, audit=audit)
+
+
+def _progress(message: str) -> None:
+    """A task's new status, as a person at the terminal reads a wait's progress."""
+    print(f"host call: {message}", file=sys.stderr, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:

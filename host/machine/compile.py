@@ -133,6 +133,7 @@ def compile_tool(
         last_read=last_read,
         definition=definition_digest(tool),
         lock=lock,
+        task=tool.task_support,
     )
 
 

@@ -96,6 +96,7 @@ class Machine:
             (:func:`host.machine.definition.definition_digest`): what a call's records between
             rounds are bound to.
         lock: The act's ``lock:``, when it has one: taken before the act's claim.
+        task: How a call may run as an MCP task: ``required``, ``optional`` or ``never``.
     """
 
     def __init__(
@@ -117,8 +118,10 @@ class Machine:
         last_read: str | None = None,
         definition: str = "",
         lock: LockStep | None = None,
+        task: str = "never",
     ) -> None:
         self.name = name
+        self.task = task
         self.lock = lock
         self.read_only = act is None
         self._result = result

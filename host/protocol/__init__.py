@@ -17,7 +17,7 @@ remembered approvals to its caller and tool.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from host.machine import Machine
@@ -103,6 +103,7 @@ def make_endpoint(
     record_max: int = 16 * 1024,
     approval_opened: Opened | None = None,
     url_asks: UrlAskBook | None = None,
+    withdraw: Callable[[str], bool] | None = None,
 ) -> Endpoint:
     """An endpoint serving ``machines`` as ``server``, in every revision the host speaks.
 
@@ -122,6 +123,8 @@ def make_endpoint(
         approval_opened: Told about each approval request a call opens (the webhook).
         url_asks: Where URL asks keep their pages (by default the store's, their
             ``HOST_PUBLIC_URL`` unknown: each request's own host).
+        withdraw: Withdraws the approval request of a cancelled task (the approvals
+            service's :meth:`~host.approvals.service.ApprovalsService.withdraw`).
     """
     cipher = FieldCipher(keys)
     # NOTE: an act's record must outlive every state that can still ask for it.
@@ -148,5 +151,5 @@ def make_endpoint(
         cipher=cipher,
     )
     sealer = StateSealer(keys, state_ttl_s, observers=observers)
-    modern = ModernProtocol(host, sealer, keepalive_s=options.keepalive_s)
+    modern = ModernProtocol(host, sealer, keepalive_s=options.keepalive_s, withdraw=withdraw)
     return Endpoint([old, modern], sessions=old)

@@ -15,16 +15,27 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from host.errors import ProtocolError
 from host.machine import Machine
 from host.protocol import adapt
 from host.protocol.answers import Ledger
 from host.protocol.context import RequestContext, trace_context
-from host.protocol.core import Asked, Call, Finished, ToolHost
-from host.protocol.jsonrpc import INVALID_PARAMS, error
+from host.protocol.core import Asked, Call, Finished, ToolHost, awaits_approval
+from host.protocol.jsonrpc import INVALID_PARAMS, MISSING_CAPABILITY, error
 from host.protocol.revisions import Revision
 from host.protocol.streams import Notifier
 
-__all__ = ["Earlier", "Pending", "first_round", "next_round", "object_param", "tool_name"]
+__all__ = [
+    "Earlier",
+    "Pending",
+    "Waiting",
+    "first_round",
+    "next_round",
+    "object_param",
+    "prepare",
+    "task_round",
+    "tool_name",
+]
 
 Earlier = Callable[[Machine, dict[str, Any]], Ledger | None]
 """An era's own checks of a found tool and its arguments; the ledger of an earlier round, or None
@@ -37,6 +48,28 @@ class Pending:
 
     call: Call
     asked: Asked
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A round of a task's call that stopped at an approval still pending: not the call's end."""
+
+    call: Call
+    finished: Finished
+
+
+#: The MCP tasks extension (SEP-2663): a client declares it in its per-request capabilities.
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+
+
+def tasks_missing() -> ProtocolError:
+    """-32021: the request needs the tasks extension, and the client did not declare it."""
+    return error(
+        MISSING_CAPABILITY,
+        "Missing required client capability: this needs the tasks extension "
+        f"({TASKS_EXTENSION}), and the request did not declare it",
+        {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+    )
 
 
 def tool_name(params: Mapping[str, Any]) -> str:
@@ -65,7 +98,7 @@ def object_param(params: Mapping[str, Any], name: str) -> dict[str, Any]:
     return value
 
 
-def first_round(
+def prepare(
     host: ToolHost,
     params: Mapping[str, Any],
     request: RequestContext,
@@ -76,8 +109,10 @@ def first_round(
     notifier: Notifier | None = None,
     earlier: Earlier | None = None,
     responses: str | None = None,
-) -> dict[str, Any] | Pending:
-    """Set up the call ``params`` names and advance it one round.
+    tasks: bool = False,
+) -> Call | dict[str, Any]:
+    """Set up the call ``params`` names: its :class:`Call`, or the result that ends it first
+    (arguments that do not fit the input schema).
 
     Args:
         host: The tools and the call core.
@@ -89,12 +124,17 @@ def first_round(
         notifier: The request's progress reports and log messages, when it asked for either.
         earlier: The era's checks, and the ledger of an earlier round (None: a first round).
         responses: The params member that carries this round's answers, if the era has one.
+        tasks: The request declared the tasks extension: a tool that may run as a task does
+            (its rounds hold no wait; advance it with :func:`task_round`).
 
     Raises:
-        ProtocolError: Unknown tool, malformed params, or as :meth:`ToolHost.advance` does.
+        ProtocolError: Unknown tool, malformed params, or as :meth:`ToolHost.advance` does;
+            -32021 for a ``task: required`` tool called without the tasks extension.
         ScopeError: The caller lacks a scope the tool needs.
     """
     machine = host.machine(tool_name(params), request)
+    if machine.task == "required" and not tasks:
+        raise tasks_missing()
     arguments = object_param(params, "arguments")
     ledger = earlier(machine, arguments) if earlier is not None else None
     if ledger is None:
@@ -114,8 +154,42 @@ def first_round(
         logs=notifier.logs if notifier else None,
         version=revision.version,
         trace=trace_context(params, request),
+        task=tasks and machine.task != "never",
     )
-    return next_round(host, call, revision)
+    return call
+
+
+def first_round(
+    host: ToolHost,
+    params: Mapping[str, Any],
+    request: RequestContext,
+    *,
+    revision: Revision,
+    can_ask: bool,
+    can_ask_url: bool = False,
+    notifier: Notifier | None = None,
+    earlier: Earlier | None = None,
+    responses: str | None = None,
+) -> dict[str, Any] | Pending:
+    """Set up the call ``params`` names and advance it one round (:func:`prepare`, then
+    :func:`next_round`).
+
+    Raises:
+        ProtocolError: As :func:`prepare` and :meth:`ToolHost.advance` do.
+        ScopeError: The caller lacks a scope the tool needs.
+    """
+    call = prepare(
+        host,
+        params,
+        request,
+        revision=revision,
+        can_ask=can_ask,
+        can_ask_url=can_ask_url,
+        notifier=notifier,
+        earlier=earlier,
+        responses=responses,
+    )
+    return call if isinstance(call, dict) else next_round(host, call, revision)
 
 
 def next_round(host: ToolHost, call: Call, revision: Revision) -> dict[str, Any] | Pending:
@@ -126,5 +200,22 @@ def next_round(host: ToolHost, call: Call, revision: Revision) -> dict[str, Any]
     """
     step = host.advance(call)
     if isinstance(step, Finished):
+        return adapt.result(step.outcome, revision)
+    return Pending(call, step)
+
+
+def task_round(
+    host: ToolHost, call: Call, revision: Revision
+) -> dict[str, Any] | Pending | Waiting:
+    """As :func:`next_round`, for a call a task may carry: a round that stopped at a pending
+    approval is :class:`Waiting`, not the call's end.
+
+    Raises:
+        ProtocolError: As :meth:`ToolHost.advance` does.
+    """
+    step = host.advance(call)
+    if isinstance(step, Finished):
+        if call.task and awaits_approval(step.outcome):
+            return Waiting(call, step)
         return adapt.result(step.outcome, revision)
     return Pending(call, step)

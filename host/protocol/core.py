@@ -64,6 +64,7 @@ __all__ = [
     "Finished",
     "Step",
     "ToolHost",
+    "awaits_approval",
     "can_elicit_form",
     "can_elicit_url",
     "changed",
@@ -95,6 +96,9 @@ class Call:
         cancelled: Whether the client has cancelled the call, asked once its act has run (a
             legacy session's ``notifications/cancelled``): the act is never interrupted, and
             the audit record of one that ran says the cancel came too late.
+        task: The call may be carried by an MCP task (:mod:`host.protocol.modern.tasks`): its
+            rounds hold no wait (an approval, a page) since the task is polled instead, and a
+            round that stops at a pending approval does not end the call.
     """
 
     machine: Machine
@@ -109,13 +113,16 @@ class Call:
     version: str | None = None
     trace: Mapping[str, str] = field(default_factory=dict)
     cancelled: Callable[[], bool] | None = None
+    task: bool = False
 
 
 @dataclass(frozen=True)
 class Finished:
-    """The call is over: its outcome (the act's, an ending's, or a tool error)."""
+    """The call is over: its outcome (the act's, an ending's, or a tool error), and the ledger
+    it ended with (a task carries it on from a pending approval)."""
 
     outcome: Outcome
+    ledger: Ledger | None = None
 
 
 @dataclass(frozen=True)
@@ -334,7 +341,7 @@ class ToolHost:
             if not ledger.fits(machine.definition):
                 return self._finished(event, changed(machine, call.request), ledger)
         pages = (
-            self.url_asks.for_call(machine, call.request)
+            self.url_asks.for_call(machine, call.request, hold=not call.task)
             if machine.asks_on_pages and self.url_asks is not None
             else None
         )
@@ -351,10 +358,14 @@ class ToolHost:
             if recorded is not None:  # NOTE: a retry of a round that acted, asked again now
                 return self._finished(event, recorded, ledger)
             return self._ask(call, ledger, result, event)
-        if pages is not None and not _awaits_approval(result):
+        if pages is not None and not awaits_approval(result):
             pages.end()  # NOTE: the call is over: its pages' values go with it
         if ledger.round > 1 and not result.acted:
             result = self.acts.settle(ledger.nonce, result, machine.name)
+        if call.task and awaits_approval(result):
+            # NOTE: a task goes on from here when the request is decided: not the call's end.
+            event.outcome = "input_required"
+            return Finished(result, ledger)
         return self._finished(event, result, ledger)
 
     def _ask(self, call: Call, ledger: Ledger, need: NeedInput, event: Round) -> Asked:
@@ -390,7 +401,7 @@ class ToolHost:
         event.call_answers = ledger.answers()
         event.approvals = outcome.approvals
         event.approval = outcome.approval
-        return Finished(outcome)
+        return Finished(outcome, ledger)
 
     def _context(self, call: Call, ledger: Ledger, pages: CallAsks | None) -> CallContext:
         log = self._loggers[call.machine.name]
@@ -464,6 +475,7 @@ class ToolHost:
             call.machine,
             call.request.owner,
             ledger.nonce,
+            hold=not call.task,
             progress=call.progress,
             limit=self.pending_limit,
             opened=self.approval_opened,
@@ -483,7 +495,7 @@ def changed(machine: Machine, request: RequestContext) -> Outcome:
     )
 
 
-def _awaits_approval(outcome: Outcome) -> bool:
+def awaits_approval(outcome: Outcome) -> bool:
     """Whether a call stopped at a pending approval: called again, it goes on from there.
 
     NOTE: its URL asks are kept (encrypted, until they expire), so the call made again once

@@ -48,6 +48,8 @@ class StoreGate:
         machine: The tool called.
         principal: Who calls.
         holder: The call's nonce: what an approval is spent on.
+        hold: Whether the call waits up to the step's ``wait`` (a task's round does not: the
+            task is polled instead).
         progress: Where reports go while the call waits; None: nowhere.
         limit: The most requests one authenticated caller may have pending (None: no limit).
         opened: Told about each new request.
@@ -63,6 +65,7 @@ class StoreGate:
         principal: str,
         holder: str,
         *,
+        hold: bool = True,
         progress: ProgressSink | None = None,
         limit: int | None = None,
         opened: Opened | None = None,
@@ -72,6 +75,7 @@ class StoreGate:
         self.machine = machine
         self.principal = principal
         self.holder = holder
+        self.hold = hold
         self.progress = progress
         self.limit = limit
         self.opened = opened
@@ -82,10 +86,15 @@ class StoreGate:
         request = self._open(ask)
         if request.status(time.time()) == "voided":
             request = self._open(ask)  # NOTE: voiding freed the binding: this one is new
-        if request.status(time.time()) == "pending" and ask.wait_s > 0:
+        if request.status(time.time()) == "pending" and ask.wait_s > 0 and self.hold:
             request = self._wait(request, ask.wait_s)
         status = request.status(time.time())
         if status == "approved":
+            task = request.extra.get("task")
+            if task is not None and task != self.holder:
+                # NOTE: a task's request is spent only by that task; an identical call made
+                # meanwhile is shown the request as the task will (the era finds the task).
+                return _decided(request, "pending")
             if self.store.spend_request(request.id, self.holder):
                 return _decided(request, "approved")
             return _decided(request, "spent")

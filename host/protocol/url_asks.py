@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from host.errors import AnswerMismatch, Forbidden, NotFound
@@ -70,10 +70,15 @@ class UrlAskBook:
         self.cipher = cipher
         self.public_url = public_url
         self.ttl_s = ttl_s
+        #: Told about each page submitted (the tasks extension carries the task on at once).
+        self.submitted: Callable[[UrlAsk], None] | None = None
 
-    def for_call(self, machine: Machine, request: RequestContext) -> CallAsks:
-        """The asks of one round of a call of ``machine`` by ``request``'s caller."""
-        return CallAsks(self, machine, request.owner, self._base(request))
+    def for_call(self, machine: Machine, request: RequestContext, *, hold: bool = True) -> CallAsks:
+        """The asks of one round of a call of ``machine`` by ``request``'s caller.
+
+        ``hold=False``: a round never waits for a page (a task's: the task is polled instead).
+        """
+        return CallAsks(self, machine, request.owner, self._base(request), hold=hold)
 
     def page(self, ask_id: str, principal: str) -> UrlAsk:
         """The open ask ``ask_id``, for ``principal`` to answer.
@@ -108,6 +113,8 @@ class UrlAskBook:
             extra={"event": "url_ask_submitted", "tool": ask.tool, "step": ask.step,
                    "principal": principal},
         )  # fmt: skip
+        if self.submitted is not None:
+            self.submitted(done)
         return done
 
     def _base(self, request: RequestContext) -> str:
@@ -120,8 +127,11 @@ class UrlAskBook:
 class CallAsks:
     """The URL asks of one round of one call: what ``ctx.url_asks`` is when serving."""
 
-    def __init__(self, book: UrlAskBook, machine: Machine, principal: str, base: str) -> None:
+    def __init__(
+        self, book: UrlAskBook, machine: Machine, principal: str, base: str, *, hold: bool = True
+    ) -> None:
         self.book = book
+        self.hold = hold
         self.machine = machine
         self.principal = principal
         self.base = base
@@ -152,7 +162,7 @@ class CallAsks:
 
     def submitted(self, ticket: Ticket, wait_s: float) -> Mapping[str, Any] | None:
         """The values the page received, waiting up to ``wait_s``; None: not yet (or gone)."""
-        ask = self.book.store.wait_ask(ticket.id, wait_s)
+        ask = self.book.store.wait_ask(ticket.id, wait_s if self.hold else 0.0)
         if ask is None or ask.values is None:
             return None
         return self.book.cipher.show(ask.values)

@@ -102,6 +102,7 @@ def build_tool(doc: Document) -> ToolDoc:
         scopes=tuple(data.get("scopes") or ()),
         audit_redact=tuple((data.get("audit") or {}).get("redact") or ()),
         result=data.get("result"),
+        task=data.get("task"),
     )
     return ToolDoc(tool, locs, data)
 

@@ -297,6 +297,8 @@ class Tool:
             ``"[redacted]"`` in audit records.
         result: A read-only tool's ``result:`` (a RESULT template); None: the value of its
             last read. Only a tool without an act has one.
+        task: ``task:`` as written (``required``, ``optional`` or ``never``); None: the
+            default (:attr:`task_support`).
     """
 
     name: str
@@ -311,6 +313,15 @@ class Tool:
     scopes: tuple[str, ...] = ()
     audit_redact: tuple[str, ...] = ()
     result: Any = None
+    task: str | None = None
+
+    @property
+    def task_support(self) -> str:
+        """How a call may run as a task: ``task:``, else ``optional`` where a step can wait on
+        someone other than the model (an approve, a URL ask) and ``never`` where none can."""
+        if self.task is not None:
+            return self.task
+        return "optional" if any(needs_sign_in(s) for s in self.steps) else "never"
 
     @property
     def act(self) -> Act | None:

@@ -213,6 +213,13 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
         "remove `lock_wait` and `busy`.",
     ),
     (
+        "task",
+        "error",
+        "A tool says `task: optional` or `task: required` but no step of it waits on someone "
+        "else (an `approve`, an `ask` with `mode: url`), so a call never becomes a task.",
+        "Remove `task:` (it defaults to `optional` where a step can wait), or write `task: never`.",
+    ),
+    (
         "redact-field",
         "error",
         "`audit.redact` names something that is neither an input nor a form field of the tool, "

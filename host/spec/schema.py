@@ -435,6 +435,15 @@ def _tool() -> dict[str, Any]:
             },
             "examples": {"type": "array", "items": {"$ref": "#/definitions/example"}},
             "scopes": _scopes("Scopes a caller needs for this tool, on top of the server's."),
+            "task": {
+                "enum": ["required", "optional", "never"],
+                "description": (
+                    "Whether a call that waits on someone else (an approve, a URL ask) runs as "
+                    "an MCP task for clients that declare the tasks extension: optional "
+                    "(default where a step can wait), required (clients without it are "
+                    "refused), or never."
+                ),
+            },
             "audit": {
                 "type": "object",
                 "additionalProperties": False,

@@ -26,8 +26,9 @@ __all__ = [
     "new_request_id",
 ]
 
-RequestStatus = Literal["pending", "approved", "rejected", "expired", "voided"]
-"""Where a request stands: decided or not, or past deciding (expired, voided by a reload)."""
+RequestStatus = Literal["pending", "approved", "rejected", "expired", "voided", "withdrawn"]
+"""Where a request stands: decided or not, or past deciding (expired, voided by a reload,
+withdrawn by the task that made it)."""
 
 Verdict = Literal["approve", "reject"]
 
@@ -80,6 +81,7 @@ class ApprovalRequest:
         spent_by: The call its approval was spent on, once spent; else None.
         told: True once a call was told how it ended (approved and spent, rejected, expired).
         voided: True when a reload changed the tool before the request was spent.
+        withdrawn: True when the caller cancelled the task that made it, before its act.
         version: Incremented by every change.
     """
 
@@ -102,6 +104,7 @@ class ApprovalRequest:
     spent_by: str | None = None
     told: bool = False
     voided: bool = False
+    withdrawn: bool = False
     version: int = 1
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -109,6 +112,8 @@ class ApprovalRequest:
         """Where it stands at ``now``: a pending request past its expiry reads ``expired``."""
         if self.voided:
             return "voided"
+        if self.withdrawn:
+            return "withdrawn"
         if self.state == "pending" and now >= self.expires:
             return "expired"
         return self.state
@@ -166,6 +171,7 @@ class ApprovalRequest:
             "spent_by": self.spent_by,
             "told": self.told,
             "voided": self.voided,
+            "withdrawn": self.withdrawn,
             "version": self.version,
             "extra": self.extra,
         }

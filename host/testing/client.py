@@ -135,6 +135,7 @@ class McpClient(mcp.McpClient):
         principal: str | None = None,
         scopes: Sequence[str] = (),
         token: str | None = None,
+        tasks: bool | None = None,
     ) -> Self:
         """As :meth:`host.client.McpClient.client`; ``principal``'s ``scopes`` are also what it
         holds when a test names it in ``by``."""
@@ -147,6 +148,7 @@ class McpClient(mcp.McpClient):
             principal=principal,
             scopes=scopes,
             token=token,
+            tasks=tasks,
         )
 
     def call_deciding(

@@ -40,7 +40,7 @@ log = logging.getLogger("host.approvals")
 
 API_PREFIX = "/approvals/api/requests"
 
-_STATUSES = ("pending", "approved", "rejected", "expired", "voided")
+_STATUSES = ("pending", "approved", "rejected", "expired", "voided", "withdrawn")
 #: The largest decision body read: a reason, with room to spare.
 _MOST = 64 * 1024
 _SHAPE = 'the body is {"reason": "..."}'

@@ -15,7 +15,14 @@ import pytest
 from support.paths import ROOT
 from support.servers import clean_env
 
-__all__ = ["AI_SDK_PACKAGES", "NODE", "TS_PACKAGES", "TS_V2_PACKAGES", "run_script"]
+__all__ = [
+    "AI_SDK_PACKAGES",
+    "NODE",
+    "TS_PACKAGES",
+    "TS_TASKS_PACKAGES",
+    "TS_V2_PACKAGES",
+    "run_script",
+]
 
 NODE = Path(
     os.environ.get("HOST_TEST_NODE")
@@ -27,6 +34,8 @@ TS_PACKAGES = ROOT / ".cache" / "ts-client" / "node_modules"
 TS_V2_PACKAGES = ROOT / ".cache" / "ts-client-v2" / "node_modules"
 #: The AI SDK's MCP client, ``@ai-sdk/mcp`` (``tests/clients/aisdk/install``).
 AI_SDK_PACKAGES = ROOT / ".cache" / "ai-sdk-client" / "node_modules"
+#: ``@modelcontextprotocol/ext-tasks`` 0.2.x with ``@modelcontextprotocol/client`` 2.x.
+TS_TASKS_PACKAGES = ROOT / ".cache" / "ts-tasks" / "node_modules"
 
 
 def run_script(

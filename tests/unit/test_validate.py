@@ -134,8 +134,8 @@ def test_text_shows_the_source_line_and_a_caret() -> None:
     text = format_diagnostics(check(path), "text")
     assert (
         f"{path}:3:1: error: unknown key 'descripton' in a tool; expected one of: annotations, "
-        "audit, description, examples, input, kind, name, output, result, scopes, steps, title. "
-        "Did you "
+        "audit, description, examples, input, kind, name, output, result, scopes, steps, task, "
+        "title. Did you "
         "mean 'description'? [unknown-key]\n"
         "  |\n"
         "3 | descripton: A typo in a key.\n"

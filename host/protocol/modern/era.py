@@ -21,7 +21,14 @@ from typing import Any
 from host.machine import Machine
 from host.protocol import adapt
 from host.protocol.answers import Ledger
-from host.protocol.calls import Pending, first_round
+from host.protocol.calls import (
+    TASKS_EXTENSION,
+    Pending,
+    Waiting,
+    prepare,
+    task_round,
+    tasks_missing,
+)
 from host.protocol.context import RequestContext
 from host.protocol.core import Asked, ToolHost, can_elicit_form, can_elicit_url
 from host.protocol.endpoint import Reply
@@ -29,6 +36,8 @@ from host.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, Message, Req
 from host.protocol.modern.envelope import Envelope, read_envelope
 from host.protocol.modern.headers import ParamHeader, check_param_headers, param_headers
 from host.protocol.modern.state import Binding, StateSealer
+from host.protocol.modern.task_runs import ended_round
+from host.protocol.modern.tasks import Tasks, Withdraw, declares_tasks
 from host.protocol.revisions import MODERN, MODERN_VERSIONS
 from host.protocol.streams import NO_BUFFERING, EventStream, Notifier, notifier_for, respond
 
@@ -47,15 +56,35 @@ class ModernProtocol:
         host: The tools and the call core.
         sealer: Seals and opens ``requestState``.
         keepalive_s: How often a progress stream that has nothing to say sends a comment.
+        withdraw: Withdraws a cancelled task's approval request (the approvals service's).
     """
 
-    def __init__(self, host: ToolHost, sealer: StateSealer, *, keepalive_s: float = 15.0) -> None:
+    def __init__(
+        self,
+        host: ToolHost,
+        sealer: StateSealer,
+        *,
+        keepalive_s: float = 15.0,
+        withdraw: Withdraw | None = None,
+    ) -> None:
         self.host = host
+        self.tasks = Tasks(host, withdraw=withdraw)
+        self._task_methods = {
+            "tasks/get": self.tasks.get,
+            "tasks/update": self.tasks.update,
+            "tasks/cancel": self.tasks.cancel,
+        }
         self.sealer = sealer
         self.keepalive_s = keepalive_s
         self._param_headers: dict[str, tuple[ParamHeader, ...]] = {
             name: param_headers(machine.input_schema) for name, machine in host.machines.items()
         }
+        # NOTE: the tasks extension's hint on each tool that may run as a task (this revision's
+        # list only; the extension itself defines no per-tool field).
+        self._tools = [
+            {**tool, "execution": {"taskSupport": m.task}} if m.task != "never" else tool
+            for tool, m in zip(host.tools(), host.machines.values(), strict=True)
+        ]
         self._methods = {
             "server/discover": self._discover,
             "tools/list": self._tools_list,
@@ -78,6 +107,11 @@ class ModernProtocol:
         envelope = read_envelope(message, request)
         if message.method == "tools/call":
             return self._tools_call(message, envelope, request)
+        steer = self._task_methods.get(message.method)
+        if steer is not None:
+            if not declares_tasks(envelope.capabilities):
+                raise tasks_missing()
+            return Reply(200, success(message.id, steer(message.params, request, self._meta())))
         method = self._methods.get(message.method)
         if method is None:
             raise error(
@@ -124,6 +158,8 @@ class ModernProtocol:
             "supportedVersions": list(MODERN_VERSIONS),
             "capabilities": {"tools": {}, "logging": {}},
         }
+        if any(m.task != "never" for m in self.host.machines.values()):
+            result["capabilities"]["extensions"] = {TASKS_EXTENSION: {}}
         if self.host.server.instructions:
             result["instructions"] = self.host.server.instructions
         result.update(ttlMs=LIST_TTL_MS, cacheScope="public")
@@ -135,9 +171,7 @@ class ModernProtocol:
         if params.get("cursor") is not None:
             # NOTE: the list is never paged, so no cursor this server issued can come back.
             raise error(INVALID_PARAMS, "Invalid cursor: tools/list is not paged")
-        return self._complete(
-            {"tools": self.host.tools(), "ttlMs": LIST_TTL_MS, "cacheScope": "public"}
-        )
+        return self._complete({"tools": self._tools, "ttlMs": LIST_TTL_MS, "cacheScope": "public"})
 
     def _call(
         self,
@@ -159,7 +193,7 @@ class ModernProtocol:
             # minted only after they passed the input schema: later rounds need not check them.
             return self.sealer.open(token, bound[0])
 
-        ended = first_round(
+        call = prepare(
             self.host,
             params,
             request,
@@ -169,9 +203,17 @@ class ModernProtocol:
             notifier=notifier,
             earlier=earlier,
             responses="inputResponses",
+            tasks=declares_tasks(envelope.capabilities),
         )
+        if isinstance(call, dict):
+            return self._complete(call)
+        ended = task_round(self.host, call, MODERN)
+        if ended_round(ended):
+            return self.tasks.start(ended, request, self._meta())
         if isinstance(ended, Pending):
             return self._input_required(ended.asked, bound[0])
+        if isinstance(ended, Waiting):  # NOTE: never: ended_round took every one
+            raise AssertionError("a waiting round without its task")
         return self._complete(ended)
 
     def _input_required(self, step: Asked, binding: Binding) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from host.spec.rules.project import (
 from host.spec.rules.redaction import check_redacted_shown
 from host.spec.rules.results import check_results
 from host.spec.rules.shape import check_shape
+from host.spec.rules.tasks import check_task
 from host.spec.rules.templates import check_templates
 from host.spec.rules.text import check_server_text, check_tool_text
 from host.spec.rules.url_asks import check_url_asks
@@ -78,6 +79,7 @@ TOOL_RULES: tuple[ToolRule, ...] = (
     check_forms,
     check_url_asks,
     check_redacted_shown,
+    check_task,
     check_templates,
     check_handlers,
     check_examples,
