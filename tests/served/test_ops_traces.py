@@ -192,4 +192,10 @@ def test_without_the_variables_nothing_of_opentelemetry_is_imported(tmp_path: Pa
         [sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True,
         timeout=60, check=True,
     )  # fmt: skip
-    assert done.stdout.split() == ["AuditObserver", "LogObserver", "MetricsObserver", "False"]
+    assert done.stdout.split() == [
+        "AuditObserver",
+        "LogObserver",
+        "MetricsObserver",
+        "RequestOutcomes",
+        "False",
+    ]
