@@ -37,7 +37,7 @@ from host.protocol.modern.tasks import Tasks
 from host.protocol.redaction import FieldCipher
 from host.protocol.url_asks import UrlAskBook
 from host.settings import Settings
-from host.spec.model import Project
+from host.spec.model import Project, Server
 from host.store import Store, open_store, private_dir, require_durable
 
 if TYPE_CHECKING:
@@ -127,27 +127,12 @@ def assemble(
     webhook = ApprovalsWebhook(settings.approvals)
     metrics = _metrics(chosen)
     url_asks = UrlAskBook(store, FieldCipher(keys), settings.auth.browser.public_url)
-    endpoint = make_endpoint(
-        project.server,
-        machines,
-        store,
-        keys=keys,
-        state_ttl_s=settings.state_ttl_s,
-        data_dir=settings.data_dir,
-        legacy=settings.legacy(),
-        observers=chosen,
-        elicitation=Elicitation.decide(project.server, settings.elicitation),
-        pending_limit=settings.approvals.pending_limit,
-        record_max=settings.limits.record_max,
-        approval_opened=_both(webhook.requested, metrics.approval_opened if metrics else None),
-        url_asks=url_asks,
-        withdraw=lambda request_id: withdraw_request(store, request_id),
+    opened = _both(webhook.requested, metrics.approval_opened if metrics else None)
+    endpoint = _endpoint(
+        settings, project.server, machines, store, keys, chosen, opened=opened, url_asks=url_asks
     )
     decided = _both(webhook.decided, metrics.approval_decided if metrics else None)
-    # NOTE: a decision carries its task on at once, wherever it was made (the tasks extension).
-    tasks = _tasks_of(endpoint)
-    decided = _both(decided, tasks.on_decided if tasks is not None else None)
-    url_asks.submitted = tasks.on_page if tasks is not None else None
+    decided = _carry_tasks(endpoint, decided, url_asks)
     approvals = ApprovalsService(store, machines, decided=decided)
     return Assembly(
         settings, project, machines, store, endpoint, chosen, metrics, approvals, url_asks
@@ -186,6 +171,48 @@ def _open_store(settings: Settings, store_checked: bool) -> Store:
     for risk in risks:
         log.warning("the store can lose records: %s", risk, extra={"event": "store_risk"})
     return store
+
+
+def _endpoint(
+    settings: Settings,
+    server: Server,
+    machines: Mapping[str, Machine],
+    store: Store,
+    keys: Sequence[str],
+    observers: Sequence[Observer],
+    *,
+    opened: Callable[..., None],
+    url_asks: UrlAskBook,
+) -> Endpoint:
+    """The MCP endpoint serving ``machines``, with the settings' switches and limits."""
+    return make_endpoint(
+        server,
+        machines,
+        store,
+        keys=keys,
+        state_ttl_s=settings.state_ttl_s,
+        data_dir=settings.data_dir,
+        legacy=settings.legacy(),
+        observers=observers,
+        elicitation=Elicitation.decide(server, settings.elicitation),
+        pending_limit=settings.approvals.pending_limit,
+        record_max=settings.limits.record_max,
+        approval_opened=opened,
+        url_asks=url_asks,
+        withdraw=lambda request_id: withdraw_request(store, request_id),
+    )
+
+
+def _carry_tasks(
+    endpoint: Endpoint, decided: Callable[..., None], url_asks: UrlAskBook
+) -> Callable[..., None]:
+    """``decided``, then the tasks told of each decision; the URL asks tell them of each page.
+
+    NOTE: a decision carries its task on at once, wherever it was made (the tasks extension).
+    """
+    tasks = _tasks_of(endpoint)
+    url_asks.submitted = tasks.on_page if tasks is not None else None
+    return _both(decided, tasks.on_decided if tasks is not None else None)
 
 
 def _tasks_of(endpoint: Endpoint) -> Tasks | None:

@@ -142,7 +142,22 @@ def make_endpoint(
         url_asks=url_asks or UrlAskBook(store, cipher),
     )
     options = legacy or LegacyOptions()
-    old = LegacyProtocol(
+    old = _legacy_era(host, store, keys, options, state_ttl_s=state_ttl_s, cipher=cipher)
+    modern = _modern_era(host, keys, options, state_ttl_s, observers=observers, withdraw=withdraw)
+    return Endpoint([old, modern], sessions=old)
+
+
+def _legacy_era(
+    host: ToolHost,
+    store: Store,
+    keys: Sequence[str],
+    options: LegacyOptions,
+    *,
+    state_ttl_s: float,
+    cipher: FieldCipher,
+) -> LegacyProtocol:
+    """The legacy revisions: signed session ids, and fallback questions as long as a state."""
+    return LegacyProtocol(
         host,
         SessionSealer(keys, options.session_ttl_s),
         store,
@@ -150,6 +165,17 @@ def make_endpoint(
         fallback_ttl_s=state_ttl_s,
         cipher=cipher,
     )
+
+
+def _modern_era(
+    host: ToolHost,
+    keys: Sequence[str],
+    options: LegacyOptions,
+    state_ttl_s: float,
+    *,
+    observers: Sequence[Observer],
+    withdraw: Callable[[str], bool] | None,
+) -> ModernProtocol:
+    """The modern revisions: sealed ``requestState``, kept alive as legacy streams are."""
     sealer = StateSealer(keys, state_ttl_s, observers=observers)
-    modern = ModernProtocol(host, sealer, keepalive_s=options.keepalive_s, withdraw=withdraw)
-    return Endpoint([old, modern], sessions=old)
+    return ModernProtocol(host, sealer, keepalive_s=options.keepalive_s, withdraw=withdraw)

@@ -17,7 +17,7 @@ from host.spec.durations import DurationError, parse_duration
 from host.spec.model import STEP_KINDS
 from host.spec.naming import describe_characters, plain_name, tool_name
 from host.spec.rulebook import did_you_mean, error, one_of
-from host.spec.schema import FORM_COMMON, FORM_KEYWORDS, FORM_TYPES
+from host.spec.vocabulary import FORM_COMMON, FORM_KEYWORDS, FORM_TYPES
 from host.spec.yaml import Document, YPath
 from host.spec.yaml.hints import quoted
 

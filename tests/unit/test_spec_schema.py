@@ -8,7 +8,8 @@ import re
 from jsonschema import Draft7Validator
 
 from host.spec.rulebook import RULES
-from host.spec.schema import FORM_COMMON, FORM_KEYWORDS, SCHEMA_PATH, build_schema, render
+from host.spec.schema import SCHEMA_PATH, build_schema, render
+from host.spec.vocabulary import FORM_COMMON, FORM_KEYWORDS
 from host.spec.yaml import load_paths
 from support.paths import ROOT
 

@@ -14,8 +14,8 @@ from host.spec.diagnostics import Diagnostic
 from host.spec.model import Ask, FormField
 from host.spec.rulebook import error, one_of
 from host.spec.rules.facts import ToolFacts
-from host.spec.schema import FORM_COMMON, FORM_KEYWORDS
 from host.spec.templates import is_template
+from host.spec.vocabulary import FORM_COMMON, FORM_KEYWORDS
 from host.spec.yaml import Locs, YPath
 
 __all__ = ["asks_for_secret", "check_forms"]

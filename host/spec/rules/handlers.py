@@ -16,8 +16,8 @@ from host.spec.model import Act, Read
 from host.spec.rulebook import error
 from host.spec.rules.facts import ToolFacts
 from host.spec.rules.templates import unknown
-from host.spec.schema import HANDLER
 from host.spec.scope import CALLER, Name, Scopes, maybe_fix, maybe_reason
+from host.spec.vocabulary import HANDLER
 
 __all__ = ["check_handlers"]
 

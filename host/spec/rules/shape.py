@@ -18,7 +18,7 @@ from host.spec.diagnostics import Diagnostic
 from host.spec.model import STEP_KINDS
 from host.spec.quick import QuickCheck
 from host.spec.rulebook import did_you_mean, error
-from host.spec.schema import FORM_COMMON, FORM_KEYWORDS, flat_schema
+from host.spec.schema import flat_schema
 from host.spec.shape_messages import (
     bad_choice,
     bad_name,
@@ -32,6 +32,7 @@ from host.spec.shape_messages import (
     unknown_key,
     wrong_type_text,
 )
+from host.spec.vocabulary import FORM_COMMON, FORM_KEYWORDS
 from host.spec.yaml import Document, YPath
 
 __all__ = ["bad_name", "check_shape", "describe", "mended"]
