@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from host.approvals.service import ApprovalsService
 from host.machine import Machine, compile_project
 from host.observers.audit import AuditObserver
+from host.observers.audit_settings import signer_of
 from host.observers.webhook import ApprovalsWebhook
 from host.protocol import Elicitation, Endpoint, LogObserver, Observer, make_endpoint
 from host.protocol.redaction import FieldCipher
@@ -114,7 +115,10 @@ def assemble(
         private_dir(settings.data_dir)
     keys = settings.secrets or (ensure_secret(settings.data_dir),)
     store = _open_store(settings, store_checked)
+    store.sign_checkpoints(signer_of(settings.audit, keys))
     chosen = _observers(settings, store, observers)
+    audit = chosen[-1]
+    assert isinstance(audit, AuditObserver)
     webhook = ApprovalsWebhook(settings.approvals)
     metrics = _metrics(chosen)
     url_asks = UrlAskBook(store, FieldCipher(keys), settings.auth.browser.public_url)
@@ -132,7 +136,11 @@ def assemble(
         approval_opened=_both(webhook.requested, metrics.approval_opened if metrics else None),
         url_asks=url_asks,
     )
-    decided = _both(webhook.decided, metrics.approval_decided if metrics else None)
+    decided = _both(
+        _both(webhook.decided, metrics.approval_decided if metrics else None), audit.decided
+    )
+    if metrics is not None:
+        metrics.watch_audit(audit)
     approvals = ApprovalsService(store, machines, decided=decided)
     return Assembly(
         settings, project, machines, store, endpoint, chosen, metrics, approvals, url_asks
@@ -152,7 +160,12 @@ def _observers(
     """The observers of every round: those given (or the settings'), then the audit trail."""
     return (
         *(observers_for(settings) if observers is None else observers),
-        AuditObserver(store, settings.audit_retention_s, record_max=settings.limits.record_max),
+        AuditObserver(
+            store,
+            settings.audit_retention_s,
+            record_max=settings.limits.record_max,
+            held_max=settings.audit.held_max,
+        ),
     )
 
 

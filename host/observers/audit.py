@@ -48,6 +48,7 @@ hour per process.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -57,14 +58,26 @@ from host.errors import StoreError
 from host.jsonvalues import storable
 from host.limits import LimitSettings
 from host.machine import Decided
+from host.observers.audit_settings import DEFAULT_HELD_MAX
 from host.observers.batches import Batches
 from host.observers.bounded import bounded
+from host.observers.held import Held, Writes
 from host.protocol.events import Refusal, Round
 from host.store import Store
-from host.store.records import ACTED, ENDED, AuditRecord, approval_id, call_id
+from host.store.records import ACTED, ENDED, AuditRecord, approval_id, call_id, iso
+from host.store.requests import ApprovalRequest
 from host.store.shared import Started
 
-__all__ = ["LATE_CANCEL", "LOST_NOTE", "REDACTED", "AuditObserver", "audit_record", "outcome_of"]
+__all__ = [
+    "HOST",
+    "LATE_CANCEL",
+    "LOST_NOTE",
+    "REDACTED",
+    "AuditObserver",
+    "audit_record",
+    "decision_record",
+    "outcome_of",
+]
 
 log = logging.getLogger("host.audit")
 
@@ -79,6 +92,10 @@ LOST_NOTE = (
 
 LATE_CANCEL = "cancelled by the client while the act ran: too late, the act was not interrupted"
 """The note of a call whose client cancelled it once its act had started."""
+
+#: Who ends a request that nobody decided (it expired, or a reload voided it).
+HOST = "(host)"
+
 
 #: How often one process prunes records past the retention period, at most.
 PRUNE_EVERY_S = 3600.0
@@ -153,15 +170,23 @@ def audit_record(event: Round, now: float, most: int, note: str | None = None) -
 
 
 def _request(decided: Decided) -> dict[str, Any]:
-    """What the audit trail keeps of an approval request: its id, approvers and decisions."""
+    """What the audit trail keeps of an approval request: its id, approvers and every decision
+    (who, ``approve`` or ``reject``, why, and when, in ISO 8601)."""
     return {
         "request": decided.request,
         "via": "approvers",
         "status": "approved" if decided.status == "approved" else decided.status,
         "needed": decided.needed,
         "approved_by": list(decided.approved_by),
-        "decisions": [dict(d) for d in decided.decisions],
+        "decisions": [_decision(d) for d in decided.decisions],
     }
+
+
+def _decision(made: Mapping[str, Any]) -> dict[str, Any]:
+    at = made.get("at")
+    kept = {k: storable(v) for k, v in made.items() if k != "at"}
+    kept["time"] = iso(at, ms=True) if isinstance(at, int | float) else at
+    return kept
 
 
 def _redacted(values: Mapping[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
@@ -178,13 +203,15 @@ def _answer(answer: Mapping[str, Any], hidden: frozenset[str], most: int) -> dic
 
 
 class AuditObserver:
-    """Writes the audit record of every call that ends, and prunes old ones now and then.
+    """Writes the audit record of every call that ends and of every decision, in order.
 
     Args:
         store: The shared store.
         retention_s: How long records are kept.
         window_s: How long records are gathered into one write.
         record_max: Bytes of arguments, or of one answer, kept whole (larger: bounded).
+        held_max: The most records held while the store refuses them (:mod:`.held`).
+        retry_s: How often held records are tried again while no new record comes.
     """
 
     def __init__(
@@ -194,19 +221,53 @@ class AuditObserver:
         *,
         window_s: float = 0.005,
         record_max: int = DEFAULT_RECORD_MAX,
+        held_max: int = DEFAULT_HELD_MAX,
+        retry_s: float = 1.0,
     ) -> None:
         self.store = store
         self.retention_s = retention_s
         self.record_max = record_max
+        self.held = Held(held_max)
+        self.retry_s = retry_s
+        self._retrying = threading.Lock()
         self._next_prune = 0.0
-        self._batches: Batches[tuple[Round, float]] = Batches(
-            self._write, "host-audit", window_s=window_s
-        )
+        self._batches: Batches[_Queued] = Batches(self._write, "host-audit", window_s=window_s)
 
     def round_ended(self, event: Round) -> None:
         """Queue the call's record if this round ended it; nothing otherwise."""
         if event.ends:
             self._batches.put((event, time.time()))
+            if event.approval is not None and event.approval.status == "expired":
+                ended = event.approval
+                owner = event.owner or event.principal
+                self._batches.put(
+                    decision_record(ended.request, event.tool, owner, "expired", ended.expires)
+                )
+
+    def decided(self, status: str, request: ApprovalRequest) -> None:
+        """Queue the record of the decision just made on ``request`` (its newest)."""
+        if request.decisions:
+            made = request.decisions[-1]
+            verdict = "approved" if made.verdict == "approve" else "rejected"
+            self._batches.put(
+                decision_record(
+                    request.id, request.tool, request.caller, verdict, made.at,
+                    principal=made.principal, reason=made.reason, n=len(request.decisions),
+                )
+            )  # fmt: skip
+
+    def request_ended(
+        self, request: ApprovalRequest, verdict: str, principal: str = HOST, reason: str = ""
+    ) -> None:
+        """Queue the record of ``request`` ending undecided: ``expired``, ``cancelled``,
+        ``voided``. One per request and verdict, however many processes see it."""
+        at = request.expires if verdict == "expired" else time.time()
+        self._batches.put(
+            decision_record(
+                request.id, request.tool, request.caller, verdict, at,
+                principal=principal, reason=reason,
+            )
+        )  # fmt: skip
 
     def lost_record(self, event: Round, within_s: float) -> Started:
         """The record of an act about to run, as if its worker died, and its retention.
@@ -234,19 +295,22 @@ class AuditObserver:
         self._batches.put((ended, now))
 
     def flush(self, timeout_s: float = 10.0) -> bool:
-        """Wait until every record queued so far is written (or given up); False on timeout."""
+        """Wait until every record queued so far is written (or held); False on timeout."""
         return self._batches.flush(timeout_s)
 
-    def _write(self, ended: Sequence[tuple[Round, float]]) -> None:
-        """Write one batch of records (on the writer's thread), one by one if the batch fails."""
-        records = [(audit_record(event, now, self.record_max), event) for event, now in ended]
+    def _write(self, queued: Sequence[_Queued]) -> None:
+        """Write the records held and one batch (on the writer's thread), in order."""
+        fresh = [_ranked(item, self.record_max) for item in queued if item is not None]
+        records = self.held.take() + fresh
+        if not records:
+            return
         try:
             self._store(records)
-        except Exception as exc:
-            if len(records) == 1:
-                _unwritten(records, exc)
-                return
-            # NOTE: one record the store refuses must not lose the other callers' records.
+        except StoreError as exc:
+            self._hold(records, exc)
+            return
+        except Exception:
+            # NOTE: one record that cannot be written must not lose the other callers' records.
             log.warning(
                 "a batch of audit records could not be written; writing them one by one",
                 extra={"event": "audit_batch_retried", "records": len(records)},
@@ -255,26 +319,37 @@ class AuditObserver:
         if time.monotonic() >= self._next_prune:
             self._prune(time.time())
 
-    def _write_each(self, records: Sequence[tuple[AuditRecord, Round]]) -> None:
-        """Write records one at a time; two store failures in a row: the store is down."""
-        down = 0
+    def _write_each(self, records: Writes) -> None:
+        """Write records one at a time; from the first the store refuses, hold the rest."""
         for n, one in enumerate(records):
             try:
                 self._store([one])
+            except StoreError as exc:
+                self._hold(records[n:], exc)
+                return
             except Exception as exc:
-                down = down + 1 if isinstance(exc, StoreError) else 0
-                if down >= 2:
-                    _unwritten(records[n:], exc)
-                    return
                 _unwritten([one], exc)
-            else:
-                down = 0
 
-    def _store(self, records: Sequence[tuple[AuditRecord, Round]]) -> None:
-        self.store.write_audits(
-            [(record, ACTED if event.acted else ENDED) for record, event in records],
-            keep_s=self.retention_s,
-        )
+    def _hold(self, records: Writes, exc: StoreError) -> None:
+        """Hold ``records`` (in order, before any newer) and try again a little later."""
+        if len(records) > len(self.held):
+            log.warning(
+                "audit records are held until the store takes writes again: %s",
+                exc.message,
+                extra={"event": "audit_held", "records": len(records)},
+            )
+        self.held.hold_first(records)
+        if self._retrying.acquire(blocking=False):
+            timer = threading.Timer(self.retry_s, self._retry)
+            timer.daemon = True
+            timer.start()
+
+    def _retry(self) -> None:
+        self._retrying.release()
+        self._batches.put(None)
+
+    def _store(self, records: Writes) -> None:
+        self.store.write_audits(records, keep_s=self.retention_s)
 
     def _prune(self, now: float) -> None:
         self._next_prune = time.monotonic() + PRUNE_EVERY_S
@@ -294,17 +369,52 @@ class AuditObserver:
             )
 
 
-def _unwritten(records: Sequence[tuple[AuditRecord, Round]], exc: Exception) -> None:
+_Queued = tuple[Round, float] | AuditRecord | None
+"""What the writer is handed: a call's last round and when it ended, a decision's record, or
+None (try the held records again)."""
+
+
+def _ranked(item: tuple[Round, float] | AuditRecord, most: int) -> tuple[AuditRecord, int]:
+    if isinstance(item, AuditRecord):
+        return item, ENDED
+    event, now = item
+    return audit_record(event, now, most), ACTED if event.acted else ENDED
+
+
+def decision_record(
+    request: str,
+    tool: str,
+    caller: str,
+    verdict: str,
+    at: float,
+    *,
+    principal: str = HOST,
+    reason: str = "",
+    n: int | None = None,
+) -> AuditRecord:
+    """The record of one decision on ``request`` (the ``n``-th), or of its end (``verdict``).
+
+    Its id is the request's and the decision's place (or the verdict), so every process that
+    sees the same decision writes one record between them.
+    """
+    return AuditRecord(
+        f"{request}/{n if n is not None else verdict}", at, principal, tool, verdict,
+        kind="decision",
+        detail={"request": request, "verdict": verdict, "reason": reason, "caller": caller},
+    )  # fmt: skip
+
+
+def _unwritten(records: Writes, exc: Exception) -> None:
     """Log each record given up (never its arguments)."""
     message = exc.message if isinstance(exc, StoreError) else f"{type(exc).__name__}: {exc}"
-    for record, event in records:
+    for record, _ in records:
         log.error(
             "an audit record could not be written: %s",
             message,
             extra={
                 "event": "audit_unwritten",
-                "tool": event.tool,
-                "principal": event.principal,
+                "tool": record.tool,
+                "principal": record.principal,
                 "outcome": record.outcome,
                 "call": record.id,
             },

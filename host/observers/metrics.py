@@ -21,6 +21,9 @@ conventions have nothing for the rest, so they are the host's own, ``host_*``:
                                           by ``tool``
 ``host_approval_decisions_total``         approvers' decisions, by ``tool`` and ``verdict``
 ``host_approval_decide_seconds``          from a request to its deciding decision, by ``tool``
+``host_audit_held``                       audit records held while the store refuses writes
+``host_audit_held_max``                   the most one process holds (``HOST_AUDIT_HELD_MAX``)
+``host_audit_dropped_total``              audit records dropped past that bound
 ========================================  =========================================================
 
 Labels only ever hold the server's own tool names and fixed words, never client input, so the
@@ -44,12 +47,14 @@ from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     generate_latest,
     multiprocess,
 )
 
 from host.observers import metric_files
+from host.observers.held import Held
 from host.protocol.events import Refusal, Round
 from host.store.requests import ApprovalRequest
 
@@ -141,6 +146,39 @@ class MetricsObserver:
             buckets=DECIDE_BUCKETS,
             registry=r,
         )
+
+    def watch_audit(self, audit: Any) -> None:
+        """Show ``audit``'s held records (an :class:`~host.observers.audit.AuditObserver`)."""
+        held: Held = audit.held
+        r = self.registry
+        self.audit_held = Gauge(
+            "host_audit_held", "Audit records held while the store refuses writes",
+            multiprocess_mode="livesum", registry=r,
+        )  # fmt: skip
+        bound = Gauge(
+            "host_audit_held_max", "The most audit records one process holds",
+            multiprocess_mode="max", registry=r,
+        )  # fmt: skip
+        self.audit_dropped = Counter(
+            "host_audit_dropped", "Audit records dropped past the bound", registry=r
+        )
+        self._dropped_seen = 0
+        try:
+            bound.set(held.most)
+        except OSError as exc:
+            self._degrade(exc)
+        held.changed = self._audit_held
+
+    def _audit_held(self, held: int, dropped: int) -> None:
+        if self.broken is not None:
+            return
+        try:
+            self.audit_held.set(held)
+            if dropped > self._dropped_seen:
+                self.audit_dropped.inc(dropped - self._dropped_seen)
+                self._dropped_seen = dropped
+        except OSError as exc:
+            self._degrade(exc)
 
     def approval_opened(self, request: ApprovalRequest) -> None:
         """Count one approval request opened."""

@@ -34,6 +34,7 @@ from host.spec.model import Approve, Ask, Confirm, Project, needs_sign_in
 from host.spec.paths import default_handlers_dir
 from host.spec.report import format_diagnostics
 from host.store import open_store, private_dir, require_durable
+from host.store.where import locate_store, note_serving
 from host.web.app import UNPROTECTED, no_sign_in
 
 #: Connections a worker accepts beyond its threads: kept-alive ones waiting for their next request.
@@ -92,19 +93,24 @@ class ServeOptions:
 def worker_env(options: ServeOptions, environ: Mapping[str, str]) -> dict[str, str]:
     """The environment gunicorn's workers get: the caller's, plus the host's settings."""
     env = dict(environ)
-    data_dir = (options.data_dir or Path(environ.get("HOST_DATA_DIR", ".host"))).resolve()
+    location = locate_store(options.store, options.data_dir, environ)
+    data_dir = location.data_dir
     env["HOST_DATA_DIR"] = str(data_dir)
     env["HOST_SPECS"] = str(options.specs.resolve())
     handlers = options.handlers or default_handlers_dir(options.specs)
     env["HOST_HANDLERS"] = str(handlers.resolve())
-    if options.store:
-        env["HOST_STORE"] = options.store
-    env.setdefault("HOST_STORE", f"sqlite:///{data_dir / 'store.db'}")
+    env["HOST_STORE"] = location.url
     if not env.get("HOST_SECRET"):
         env["HOST_SECRET"] = ensure_secret(data_dir)
         print(
             f"host: no HOST_SECRET set; using the secret kept in {data_dir / 'secret'}. "
             "In production set HOST_SECRET (the same value on every instance).",
+            file=sys.stderr,
+        )
+    if not env.get("HOST_AUDIT_SIGNING_KEY"):
+        print(
+            "host: no HOST_AUDIT_SIGNING_KEY set; the audit trail's checkpoints are signed with "
+            "a key derived from HOST_SECRET (`host audit public-key` prints its public half).",
             file=sys.stderr,
         )
     return env
@@ -335,6 +341,7 @@ def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
     if shared is not None:
         print(f"host: warning: {shared}", file=sys.stderr)
     os.environ.update(env)
+    note_serving(locate_store(None, settings.data_dir, env))
     folder = None
     if settings.metrics:
         folder = metrics_dir(settings.data_dir)

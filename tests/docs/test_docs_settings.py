@@ -41,6 +41,8 @@ def test_the_defaults_it_names_are_the_codes() -> None:
     assert defaults["HOST_ANSWER_TIMEOUT"] == f"`{settings.answer_timeout_s:g}`"
     assert defaults["HOST_SESSION_TTL"] == f"`{settings.session_ttl_s:g}`"
     assert defaults["HOST_AUDIT_RETENTION"] == f"`{settings.audit_retention_s / 86400:g}d`"
+    assert defaults["HOST_AUDIT_KEEP"] == f"`{settings.audit.keep_s / 86400:g}d`"
+    assert defaults["HOST_AUDIT_HELD_MAX"] == f"`{settings.audit.held_max}`"
     assert defaults["HOST_AUTH_LEEWAY"] == f"`{auth.leeway_s:g}`"
     assert settings.elicitation and defaults["HOST_ELICITATION"] == "`on`"
     assert settings.metrics and defaults["HOST_METRICS"] == "`on`"

@@ -143,7 +143,7 @@ def test_the_audit_record_names_the_request_and_its_approvers(site: Site) -> Non
     assert used["request"] == request and used["approved_by"] == ["bob"]
     (decision,) = used["decisions"]
     assert decision["principal"] == "bob" and decision["reason"] == "checked"
-    assert decision["verdict"] == "approve" and decision["at"] > 0
+    assert decision["verdict"] == "approve" and decision["time"].endswith("Z")  # ISO 8601 UTC
 
 
 def test_a_reload_that_changes_the_tool_voids_its_requests(site: Site) -> None:
