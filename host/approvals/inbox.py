@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from host.store.records import iso
 from host.store.requests import ApprovalRequest, Decision, RequestStatus
 
 __all__ = ["Decision", "InboxRequest"]
@@ -60,7 +61,7 @@ class InboxRequest:
         )
 
     def plain(self) -> dict[str, Any]:
-        """The request as the API sends it."""
+        """The request as the API sends it (times in ISO 8601 UTC)."""
         return {
             "id": self.id,
             "tool": self.tool,
@@ -73,7 +74,15 @@ class InboxRequest:
             "approvers": list(self.approvers),
             "approved_by": list(self.approved_by),
             "needed": self.needed,
-            "decisions": [d.plain() for d in self.decisions],
-            "created": self.created,
-            "expires": self.expires,
+            "decisions": [
+                {
+                    "principal": d.principal,
+                    "verdict": d.verdict,
+                    "reason": d.reason,
+                    "time": iso(d.at, ms=True),
+                }
+                for d in self.decisions
+            ],
+            "created": iso(self.created, ms=True),
+            "expires": iso(self.expires, ms=True),
         }

@@ -33,11 +33,19 @@ in one store transaction (SQLite) or one round trip (Redis), so no call waits fo
 process that exits normally writes what it holds first; one that is killed or crashes loses the
 records of its last few milliseconds of calls (their acts' claims and results are not affected).
 
-A batch the store refuses is written again record by record, so one record the store cannot take
-never loses the others. A store that cannot take the records (unreachable, or an SQLite file
-another process holds locked for over a second) does not fail or hold up any call: the records are
-given up, and the log says so (``audit_unwritten``, with each call's id, tool, principal and
+A store that cannot take the records (a full disk, Redis refusing writes, an SQLite file another
+process holds locked for over a second) does not fail or hold up any call: the records are held,
+in order, and written before any newer one once it takes writes again (:mod:`.held`: bounded,
+and what goes past the bound is counted and logged). A batch that fails for one record the
+encoder or the store cannot take is written again record by record, so that record never loses
+the others; it alone is given up (``audit_unwritten``, with the call's id, tool, principal and
 outcome, never its arguments).
+
+Decisions on approval requests are recorded too (:mod:`.decisions`): each approver's when it is
+made (the approvals service tells :meth:`AuditObserver.decided`), a request's expiry when a
+call or a look at the requests finds it, and a withdrawal when a caller cancels
+(:meth:`AuditObserver.request_ended`). Every record is one entry of the store's chain
+(:mod:`host.store.chain`).
 
 Fields a tool's ``audit: {redact: [...]}`` names, in the arguments and in every answer's content,
 are stored as ``"[redacted]"``: their clear values are never written to the store. Records older
@@ -57,14 +65,14 @@ from host import ids
 from host.errors import StoreError
 from host.jsonvalues import storable
 from host.limits import LimitSettings
-from host.machine import Decided
 from host.observers.audit_settings import DEFAULT_HELD_MAX
 from host.observers.batches import Batches
 from host.observers.bounded import bounded
+from host.observers.decisions import HOST, decision_record, request_used
 from host.observers.held import Held, Writes
 from host.protocol.events import Refusal, Round
 from host.store import Store
-from host.store.records import ACTED, ENDED, AuditRecord, approval_id, call_id, iso
+from host.store.records import ACTED, ENDED, AuditRecord, approval_id, call_id
 from host.store.requests import ApprovalRequest
 from host.store.shared import Started
 
@@ -93,10 +101,8 @@ LOST_NOTE = (
 LATE_CANCEL = "cancelled by the client while the act ran: too late, the act was not interrupted"
 """The note of a call whose client cancelled it once its act had started."""
 
-#: Who ends a request that nobody decided (it expired, or a reload voided it).
-HOST = "(host)"
-
-
+#: How often one process looks for requests that expired undecided, at most.
+SWEEP_EVERY_S = 30.0
 #: How often one process prunes records past the retention period, at most.
 PRUNE_EVERY_S = 3600.0
 #: Bytes of arguments, or of one answer, kept whole by default (``HOST_RECORD_MAX``).
@@ -150,7 +156,7 @@ def audit_record(event: Round, now: float, most: int, note: str | None = None) -
             used["approval"] = approval_id(owner, event.tool, given.question, given.key)
         approvals.append(used)
     if event.approval is not None:
-        approvals.append(_request(event.approval))
+        approvals.append(request_used(event.approval))
     started = event.call_started
     return AuditRecord(
         call_id(event.nonce),
@@ -167,26 +173,6 @@ def audit_record(event: Round, now: float, most: int, note: str | None = None) -
         code=event.code,
         note=note or (LATE_CANCEL if event.late_cancel else None),
     )
-
-
-def _request(decided: Decided) -> dict[str, Any]:
-    """What the audit trail keeps of an approval request: its id, approvers and every decision
-    (who, ``approve`` or ``reject``, why, and when, in ISO 8601)."""
-    return {
-        "request": decided.request,
-        "via": "approvers",
-        "status": "approved" if decided.status == "approved" else decided.status,
-        "needed": decided.needed,
-        "approved_by": list(decided.approved_by),
-        "decisions": [_decision(d) for d in decided.decisions],
-    }
-
-
-def _decision(made: Mapping[str, Any]) -> dict[str, Any]:
-    at = made.get("at")
-    kept = {k: storable(v) for k, v in made.items() if k != "at"}
-    kept["time"] = iso(at, ms=True) if isinstance(at, int | float) else at
-    return kept
 
 
 def _redacted(values: Mapping[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
@@ -231,6 +217,8 @@ class AuditObserver:
         self.retry_s = retry_s
         self._retrying = threading.Lock()
         self._next_prune = 0.0
+        self._next_sweep = 0.0
+        self._expired: set[str] = set()
         self._batches: Batches[_Queued] = Batches(self._write, "host-audit", window_s=window_s)
 
     def round_ended(self, event: Round) -> None:
@@ -240,6 +228,7 @@ class AuditObserver:
             if event.approval is not None and event.approval.status == "expired":
                 ended = event.approval
                 owner = event.owner or event.principal
+                self._expired.add(ended.request)
                 self._batches.put(
                     decision_record(ended.request, event.tool, owner, "expired", ended.expires)
                 )
@@ -316,8 +305,29 @@ class AuditObserver:
                 extra={"event": "audit_batch_retried", "records": len(records)},
             )
             self._write_each(records)
+        if time.monotonic() >= self._next_sweep:
+            self._sweep_expired()
         if time.monotonic() >= self._next_prune:
             self._prune(time.time())
+
+    def _sweep_expired(self) -> None:
+        """Queue the record of each request that expired undecided since the last look.
+
+        NOTE: an expiry is no event: nobody acts. Each process looks now and then (after a
+        write, at most every :data:`SWEEP_EVERY_S`); the record's id makes it one between them.
+        """
+        self._next_sweep = time.monotonic() + SWEEP_EVERY_S
+        now = time.time()
+        try:
+            requests = self.store.requests()
+        except StoreError:
+            return
+        if len(self._expired) > 100_000:
+            self._expired.clear()
+        for request in requests:
+            if request.id not in self._expired and request.status(now) == "expired":
+                self._expired.add(request.id)
+                self.request_ended(request, "expired")
 
     def _write_each(self, records: Writes) -> None:
         """Write records one at a time; from the first the store refuses, hold the rest."""
@@ -379,29 +389,6 @@ def _ranked(item: tuple[Round, float] | AuditRecord, most: int) -> tuple[AuditRe
         return item, ENDED
     event, now = item
     return audit_record(event, now, most), ACTED if event.acted else ENDED
-
-
-def decision_record(
-    request: str,
-    tool: str,
-    caller: str,
-    verdict: str,
-    at: float,
-    *,
-    principal: str = HOST,
-    reason: str = "",
-    n: int | None = None,
-) -> AuditRecord:
-    """The record of one decision on ``request`` (the ``n``-th), or of its end (``verdict``).
-
-    Its id is the request's and the decision's place (or the verdict), so every process that
-    sees the same decision writes one record between them.
-    """
-    return AuditRecord(
-        f"{request}/{n if n is not None else verdict}", at, principal, tool, verdict,
-        kind="decision",
-        detail={"request": request, "verdict": verdict, "reason": reason, "caller": caller},
-    )  # fmt: skip
 
 
 def _unwritten(records: Writes, exc: Exception) -> None:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from host.approvals.settings import ApprovalSettings
+from host.store.records import iso
 from host.store.requests import ApprovalRequest
 
 __all__ = ["ApprovalsWebhook", "payload", "signature"]
@@ -66,7 +67,7 @@ def payload(event: str, request: ApprovalRequest, public_url: str | None) -> dic
             "message": request.message,
             "arguments": dict(request.arguments),
             "status": status,
-            "expires": request.expires,
+            "expires": iso(request.expires, ms=True),
             "url": url,
         },
         "text": text,
