@@ -24,6 +24,7 @@ from host.approvals.service import ApprovalsService
 from host.machine import Machine, compile_project
 from host.observers.audit import AuditObserver
 from host.observers.audit_settings import signer_of
+from host.observers.export import AuditExport, sink_for
 from host.observers.webhook import ApprovalsWebhook
 from host.protocol import Elicitation, Endpoint, LogObserver, Observer, make_endpoint
 from host.protocol.redaction import FieldCipher
@@ -139,12 +140,22 @@ def assemble(
     decided = _both(
         _both(webhook.decided, metrics.approval_decided if metrics else None), audit.decided
     )
-    if metrics is not None:
-        metrics.watch_audit(audit)
+    _audit_watched(settings, store, audit, metrics)
     approvals = ApprovalsService(store, machines, decided=decided)
     return Assembly(
         settings, project, machines, store, endpoint, chosen, metrics, approvals, url_asks
     )
+
+
+def _audit_watched(
+    settings: Settings, store: Store, audit: AuditObserver, metrics: MetricsObserver | None
+) -> None:
+    """Show the audit trail's held records on ``/metrics``; start its export if there is one."""
+    if metrics is not None:
+        metrics.watch_audit(audit)
+    if settings.audit.export is not None:
+        sink = sink_for(settings.audit.export, store, settings.audit.export_max)
+        AuditExport(store, sink, lag=metrics.export_lag if metrics else None).start()
 
 
 def _load(settings: Settings) -> Project:

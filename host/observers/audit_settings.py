@@ -3,6 +3,8 @@
 ``HOST_AUDIT_KEEP`` (``HOST_AUDIT_RETENTION``, its older name, still counts) is how long entries
 are kept; ``HOST_AUDIT_SIGNING_KEY`` the PEM file of the Ed25519 key that signs checkpoints
 (unset: a key derived from ``HOST_SECRET``, :meth:`host.store.signing.Signer.derived`);
+``HOST_AUDIT_EXPORT`` where the trail is also sent (``file:PATH``, rotated past
+``HOST_AUDIT_EXPORT_MAX`` bytes, or ``otlp``: :mod:`host.observers.export`);
 ``HOST_AUDIT_HELD_MAX`` how many records a process holds while the store refuses them.
 """
 
@@ -17,12 +19,15 @@ from host.spec.durations import DurationError, parse_duration
 from host.store.signing import Signer
 
 __all__ = [
+    "DEFAULT_EXPORT_MAX",
     "DEFAULT_HELD_MAX",
     "DEFAULT_KEEP_S",
     "AuditSettings",
     "signer_of",
 ]
 
+#: The size past which an export file is rotated, by default: 64 MiB.
+DEFAULT_EXPORT_MAX = 64 * 1024 * 1024
 #: How long audit records are kept by default: 90 days.
 DEFAULT_KEEP_S = 90 * 86400.0
 #: The most records one process holds while the store refuses them, by default.
@@ -38,12 +43,14 @@ class AuditSettings:
         signing_key: The PEM file of the checkpoints' Ed25519 key; None: derived from the secret.
         export: ``file:PATH`` or ``otlp``; None: the trail stays in the store alone.
         held_max: The most records one process holds while the store refuses them.
+        export_max: The size in bytes past which an export file is rotated.
     """
 
     keep_s: float = DEFAULT_KEEP_S
     signing_key: Path | None = None
     export: str | None = None
     held_max: int = DEFAULT_HELD_MAX
+    export_max: int = DEFAULT_EXPORT_MAX
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> AuditSettings:
@@ -56,7 +63,19 @@ class AuditSettings:
         for name in ("HOST_AUDIT_RETENTION", "HOST_AUDIT_KEEP"):  # NOTE: the newer name wins
             keep = _duration(env, name, keep)
         key = env.get("HOST_AUDIT_SIGNING_KEY", "").strip()
-        export = None
+        export = env.get("HOST_AUDIT_EXPORT", "").strip() or None
+        if export is not None and export != "otlp" and not export.startswith("file:"):
+            raise SettingsError(
+                f"HOST_AUDIT_EXPORT must be file:PATH or otlp, got {export!r}", "HOST_AUDIT_EXPORT"
+            )
+        if export == "file:":
+            raise SettingsError("HOST_AUDIT_EXPORT=file: needs a path", "HOST_AUDIT_EXPORT")
+        most = env.get("HOST_AUDIT_EXPORT_MAX", "").strip()
+        if most and (not most.isdigit() or int(most) < 1):
+            raise SettingsError(
+                f"HOST_AUDIT_EXPORT_MAX must be a number of bytes, got {most!r}",
+                "HOST_AUDIT_EXPORT_MAX",
+            )
         held = env.get("HOST_AUDIT_HELD_MAX", "").strip()
         if held and (not held.isdigit() or int(held) < 1):
             raise SettingsError(
@@ -64,7 +83,11 @@ class AuditSettings:
                 "HOST_AUDIT_HELD_MAX",
             )
         return cls(
-            keep, Path(key) if key else None, export, int(held) if held else DEFAULT_HELD_MAX
+            keep,
+            Path(key) if key else None,
+            export,
+            int(held) if held else DEFAULT_HELD_MAX,
+            int(most) if most else DEFAULT_EXPORT_MAX,
         )
 
 

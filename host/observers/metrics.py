@@ -24,6 +24,7 @@ conventions have nothing for the rest, so they are the host's own, ``host_*``:
 ``host_audit_held``                       audit records held while the store refuses writes
 ``host_audit_held_max``                   the most one process holds (``HOST_AUDIT_HELD_MAX``)
 ``host_audit_dropped_total``              audit records dropped past that bound
+``host_audit_export_lag``                 entries the audit export is behind the chain's head
 ========================================  =========================================================
 
 Labels only ever hold the server's own tool names and fixed words, never client input, so the
@@ -163,11 +164,23 @@ class MetricsObserver:
             "host_audit_dropped", "Audit records dropped past the bound", registry=r
         )
         self._dropped_seen = 0
+        self.audit_export_lag = Gauge(
+            "host_audit_export_lag", "Entries the audit export is behind the chain's head",
+            multiprocess_mode="livemax", registry=r,
+        )  # fmt: skip
         try:
             bound.set(held.most)
         except OSError as exc:
             self._degrade(exc)
         held.changed = self._audit_held
+
+    def export_lag(self, behind: int) -> None:
+        """Show how many entries the audit export is behind."""
+        if self.broken is None:
+            try:
+                self.audit_export_lag.set(behind)
+            except OSError as exc:
+                self._degrade(exc)
 
     def _audit_held(self, held: int, dropped: int) -> None:
         if self.broken is not None:

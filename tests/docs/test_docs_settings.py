@@ -43,6 +43,7 @@ def test_the_defaults_it_names_are_the_codes() -> None:
     assert defaults["HOST_AUDIT_RETENTION"] == f"`{settings.audit_retention_s / 86400:g}d`"
     assert defaults["HOST_AUDIT_KEEP"] == f"`{settings.audit.keep_s / 86400:g}d`"
     assert defaults["HOST_AUDIT_HELD_MAX"] == f"`{settings.audit.held_max}`"
+    assert defaults["HOST_AUDIT_EXPORT_MAX"] == f"`{settings.audit.export_max}`"
     assert defaults["HOST_AUTH_LEEWAY"] == f"`{auth.leeway_s:g}`"
     assert settings.elicitation and defaults["HOST_ELICITATION"] == "`on`"
     assert settings.metrics and defaults["HOST_METRICS"] == "`on`"
