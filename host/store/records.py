@@ -57,6 +57,11 @@ def iso(when: float, *, ms: bool = False) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _number(value: float) -> float | int:
+    """``value``, a whole one as an int: the same JSON number, written as RFC 8785 writes it."""
+    return int(value) if value.is_integer() else value
+
+
 def parse_iso(text: str) -> float:
     """The inverse of :func:`iso` (with or without ``ms``): a Unix time.
 
@@ -240,7 +245,7 @@ class AuditRecord:
             "approvals": [dict(a) for a in self.approvals],
             "acted": self.acted,
             "incident": self.incident,
-            "duration_ms": round(self.duration_s * 1000, 1),
+            "duration_ms": _number(round(self.duration_s * 1000, 1)),
             "code": self.code,
         }
         if self.note is not None:

@@ -85,17 +85,11 @@ def append(
 
     Call it inside a write transaction: the head and the ranks it reads must not move.
     """
-    ranks: dict[str, int | None] = {}
+    ranks = _ranks(conn, {p.record.id for p in records})
     kept: list[Prepared] = []
     for prepared in records:
         call = prepared.record.id
-        if call not in ranks:
-            found = conn.execute(
-                "SELECT rank FROM store_audit_chain WHERE id = ? ORDER BY seq DESC LIMIT 1",
-                (call,),
-            ).fetchone()
-            ranks[call] = None if found is None else int(found[0])
-        current = ranks[call]
+        current = ranks.get(call)
         if current is not None and current >= prepared.rank:
             continue
         ranks[call] = prepared.rank
@@ -108,6 +102,21 @@ def append(
         [(k.seq, k.id, k.at, k.principal, k.tool, k.rank, k.kind, k.body, k.hash) for k in links],
     )
     return links
+
+
+def _ranks(conn: sqlite3.Connection, calls: set[str]) -> dict[str, int]:
+    """The rank of each call's newest entry, for the calls that have one."""
+    found: dict[str, int] = {}
+    listed = sorted(calls)
+    for start in range(0, len(listed), 500):
+        chunk = listed[start : start + 500]
+        rows = conn.execute(
+            "SELECT id, rank FROM store_audit_chain"
+            f" WHERE id IN ({','.join('?' * len(chunk))}) ORDER BY seq",
+            chunk,
+        )
+        found.update((str(call), int(rank)) for call, rank in rows)  # NOTE: the newest wins
+    return found
 
 
 def query(
