@@ -66,6 +66,8 @@ class Held:
         with self._lock:
             taken = list(self._records)
             self._records.clear()
+        if taken:
+            self._tell()
         return taken
 
     def hold_first(self, records: Sequence[tuple[AuditRecord, int]]) -> None:
