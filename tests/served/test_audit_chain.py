@@ -284,3 +284,53 @@ def test_two_workers_of_two_instances_write_one_chain_at_once(
         store.close()
     assert seqs == list(range(1, len(seqs) + 1))  # no gap
     assert len(calls) == 4 * (10 + 20 * 3)  # every record of every process
+
+
+V3_SCHEMA = """
+CREATE TABLE store_audit (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, at REAL NOT NULL,
+  principal TEXT NOT NULL, tool TEXT NOT NULL, rank INTEGER NOT NULL, body TEXT NOT NULL);
+"""
+
+
+def test_a_store_written_before_the_chain_is_chained_once_in_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sqlite3
+
+    path = tmp_path / "store.db"
+    with sqlite3.connect(path) as db:
+        db.executescript(V3_SCHEMA)
+        db.executemany(
+            "INSERT INTO store_audit (id, at, principal, tool, rank, body) VALUES (?,?,?,?,?,?)",
+            [(f"v3-{n}", 1.7e9 + n, "alice", "t", ACTED, record(n).body()) for n in range(3)],
+        )
+    url = f"sqlite:///{path}"
+    written(url, 2)
+
+    code, said = verify(capsys, url)
+    assert code == 0 and "chain intact from seq 1 to" in said, said
+    store = open_store(url)
+    try:
+        ids = [json.loads(body)["id"] for _, body, _ in store.audit_entries(limit=100)]
+    finally:
+        store.close()
+    assert ids[:3] == ["v3-0", "v3-1", "v3-2"]
+
+
+def test_a_redis_record_written_before_the_chain_still_reads(redis_url: str) -> None:
+    import redis
+
+    raw = redis.Redis.from_url(redis_url, decode_responses=True)
+    raw.flushdb()
+    old = record(1)
+    raw.hset("host:au:v3-call", mapping={"rank": ACTED, "at": repr(old.time),
+             "principal": "alice", "tool": "restart", "body": old.body()})  # fmt: skip
+    raw.zadd("host:au:all", {"v3-call": old.time})
+    written(redis_url, 1)
+    store = open_store(redis_url)
+    try:
+        found = {r.id: r for r in store.audit_records()}
+    finally:
+        store.close()
+    assert found["v3-call"].arguments == {"service": "svc-1"} and found["v3-call"].seq is None
+    assert found["call-1"].seq == 1

@@ -225,18 +225,23 @@ class RedisAudit:
         """The newest entry of each call in ``ids`` that readers see now."""
         pipe = self._raw.pipeline(transaction=False)
         for call in ids:
-            pipe.hmget(self._prefix + call, "rank", "seq")
-        views = [(r, s) for r, s in pipe.execute() if s is not None]
-        for _, seq in views:
+            pipe.hmget(self._prefix + call, "rank", "seq", "at", "principal", "tool", "body")
+        views: list[tuple[str, str, str]] = []
+        found: dict[str, AuditRecord] = {}
+        for call, (rank, seq, at, who, tool, body) in zip(ids, pipe.execute(), strict=True):
+            if seq is not None:
+                views.append((call, rank, seq))
+            elif body is not None:  # NOTE: a record written before the chain (v3), unchained
+                found[call] = AuditRecord.from_body(call, float(at), who, tool, body)
+        for _, _, seq in views:
             pipe.hmget(self._entry(int(seq)), "body", "hash", "at")
-        records = []
-        for (rank, _), (body, hash_, at) in zip(views, pipe.execute(), strict=True):
+        for (call, rank, _), (body, hash_, at) in zip(views, pipe.execute(), strict=True):
             if body is None:
                 continue  # pruned
             if int(rank) == STARTED and float(at) > now:
                 continue  # a lost act's record, shown once its round could have ended
-            records.append(AuditRecord.from_entry(json.loads(body), hash_, float(at)))
-        return records
+            found[call] = AuditRecord.from_entry(json.loads(body), hash_, float(at))
+        return [found[call] for call in ids if call in found]
 
     def head_seq(self) -> int:
         """The seq of the chain's newest entry (0: none)."""
