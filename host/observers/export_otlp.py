@@ -21,12 +21,23 @@ from host.extras import install_line
 from host.store import Store
 from host.store.records import parse_iso
 
-__all__ = ["OtlpSink"]
+__all__ = ["OtlpSink", "check_installed"]
 
 _LOCK = "audit-export:otlp"
 _CURSOR = "audit-export:otlp:seq"
 #: How long the cursor is kept without an export (it is rewritten by each one).
 _CURSOR_TTL_S = 10 * 365 * 86400.0
+
+
+def check_installed() -> None:
+    """Raise HostError, saying how to install it, when OpenTelemetry's exporter is missing."""
+    try:
+        import opentelemetry.exporter.otlp.proto.http._log_exporter
+        import opentelemetry.sdk._logs  # noqa: F401
+    except ImportError:
+        raise HostError(
+            f"HOST_AUDIT_EXPORT=otlp needs OpenTelemetry: {install_line('otel')}"
+        ) from None
 
 
 class OtlpSink:
@@ -42,14 +53,11 @@ class OtlpSink:
     where = "otlp"
 
     def __init__(self, store: Store) -> None:
-        try:
-            from opentelemetry._logs import LogRecord
-            from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
-            from opentelemetry.sdk._logs import LoggerProvider
-        except ImportError:
-            raise HostError(
-                f"HOST_AUDIT_EXPORT=otlp needs OpenTelemetry: {install_line('otel')}"
-            ) from None
+        check_installed()
+        from opentelemetry._logs import LogRecord
+        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+        from opentelemetry.sdk._logs import LoggerProvider
+
         self.store = store
         self._record = LogRecord
         self._exporter = OTLPLogExporter()

@@ -23,6 +23,7 @@ from host.assembly import ensure_secret
 from host.auth.tokenfile import read_tokens
 from host.errors import DurationError, HostError
 from host.logs import configure_logging
+from host.observers.audit_settings import signer_of
 from host.serve.master import HostServer
 from host.serve.reload import Snapshot, Specs
 from host.serve.storefile import StoreFile
@@ -119,14 +120,21 @@ def worker_env(options: ServeOptions, environ: Mapping[str, str]) -> dict[str, s
 def settings_problem(env: Mapping[str, str], scopes: Sequence[str] = ()) -> str | None:
     """What makes the workers' settings unusable, or None.
 
-    A bad value, a tokens file someone else may change, an unreachable store, a store that can
-    forget act claims (unless acknowledged), or ``scopes`` (those the specs name) with no auth set.
+    A bad value, a tokens file someone else may change, an audit signing key it cannot read, an
+    unreachable store, a store that can forget act claims (unless acknowledged), or ``scopes``
+    (those the specs name) with no auth set.
     """
     try:
         settings = Settings.from_env(env)
         import_limit(env)
         if settings.auth.tokens_file is not None:
             read_tokens(settings.auth.tokens_file)  # its owner and modes, checked once here
+        if settings.audit.signing_key is not None:  # a key file it cannot use: one clear line
+            signer_of(settings.audit, settings.secrets)
+        if settings.audit.export == "otlp":
+            from host.observers.export_otlp import check_installed
+
+            check_installed()
         store = open_store(settings.store)
     except HostError as exc:
         return exc.message
