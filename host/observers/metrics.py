@@ -124,6 +124,7 @@ class MetricsObserver:
             registry=r,
         )
         self._approval_metrics(r)
+        self._audit_metrics: dict[str, Any] = {}
 
     def _approval_metrics(self, r: CollectorRegistry) -> None:
         """The metrics of approval requests and their decisions."""
@@ -149,36 +150,34 @@ class MetricsObserver:
         )
 
     def watch_audit(self, audit: Any) -> None:
-        """Show ``audit``'s held records (an :class:`~host.observers.audit.AuditObserver`)."""
+        """Show ``audit``'s held records (an :class:`~host.observers.audit.AuditObserver`).
+
+        NOTE: made at the first change, not here: in multiprocess mode each metric is a file per
+        worker, and a trail the store always takes needs none of them.
+        """
         held: Held = audit.held
-        r = self.registry
-        self.audit_held = Gauge(
-            "host_audit_held", "Audit records held while the store refuses writes",
-            multiprocess_mode="livesum", registry=r,
-        )  # fmt: skip
-        bound = Gauge(
-            "host_audit_held_max", "The most audit records one process holds",
-            multiprocess_mode="max", registry=r,
-        )  # fmt: skip
-        self.audit_dropped = Counter(
-            "host_audit_dropped", "Audit records dropped past the bound", registry=r
-        )
+        self._held_most = held.most
         self._dropped_seen = 0
-        self.audit_export_lag = Gauge(
-            "host_audit_export_lag", "Entries the audit export is behind the chain's head",
-            multiprocess_mode="livemax", registry=r,
-        )  # fmt: skip
-        try:
-            bound.set(held.most)
-        except OSError as exc:
-            self._degrade(exc)
         held.changed = self._audit_held
+
+    def _audit_metric(self, name: str) -> Any:
+        """The audit metric ``name``, made at its first use."""
+        found = self._audit_metrics.get(name)
+        if found is None:
+            r, kind = self.registry, _AUDIT_METRICS[name]
+            if kind == "counter":
+                found = Counter(name, _AUDIT_HELP[name], registry=r)
+            else:
+                mode: Any = kind  # NOTE: one of prometheus-client's multiprocess modes
+                found = Gauge(name, _AUDIT_HELP[name], multiprocess_mode=mode, registry=r)
+            self._audit_metrics[name] = found
+        return found
 
     def export_lag(self, behind: int) -> None:
         """Show how many entries the audit export is behind."""
         if self.broken is None:
             try:
-                self.audit_export_lag.set(behind)
+                self._audit_metric("host_audit_export_lag").set(behind)
             except OSError as exc:
                 self._degrade(exc)
 
@@ -186,9 +185,10 @@ class MetricsObserver:
         if self.broken is not None:
             return
         try:
-            self.audit_held.set(held)
+            self._audit_metric("host_audit_held_max").set(self._held_most)
+            self._audit_metric("host_audit_held").set(held)
             if dropped > self._dropped_seen:
-                self.audit_dropped.inc(dropped - self._dropped_seen)
+                self._audit_metric("host_audit_dropped").inc(dropped - self._dropped_seen)
                 self._dropped_seen = dropped
         except OSError as exc:
             self._degrade(exc)
@@ -286,6 +286,21 @@ class MetricsObserver:
             except FileNotFoundError:
                 continue  # an exited worker's files, folded into the archive meanwhile
         return generate_latest(registry), CONTENT_TYPE_LATEST
+
+
+#: The audit trail's metrics: a counter, or a gauge's multiprocess mode.
+_AUDIT_METRICS = {
+    "host_audit_held": "livesum",
+    "host_audit_held_max": "max",
+    "host_audit_dropped": "counter",
+    "host_audit_export_lag": "livemax",
+}
+_AUDIT_HELP = {
+    "host_audit_held": "Audit records held while the store refuses writes",
+    "host_audit_held_max": "The most audit records one process holds",
+    "host_audit_dropped": "Audit records dropped past the bound",
+    "host_audit_export_lag": "Entries the audit export is behind the chain's head",
+}
 
 
 def _error_type(event: Round) -> str:

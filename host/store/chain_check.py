@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -44,7 +44,6 @@ class ChainReport:
     problem: str | None = None
     checkpoints: int = 0
     signed: int = 0
-    notes: list[str] = field(default_factory=list)
 
     @property
     def intact(self) -> bool:

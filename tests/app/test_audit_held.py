@@ -14,6 +14,7 @@ import pytest
 
 from host.errors import StoreError
 from host.observers.audit import AuditObserver
+from host.observers.metrics import MetricsObserver
 from host.protocol import Round
 from host.store import open_store
 from support.waiting import wait_until
@@ -32,9 +33,19 @@ def test_held_records_are_written_in_order_and_those_past_the_bound_counted(
         write(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(store, "write_audits", full_disk)
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
     observer = AuditObserver(store, 3600, held_max=5, retry_s=0.05)
+    metrics = MetricsObserver()
+    metrics.watch_audit(observer)
+    tell = observer.held.changed
+    assert tell is not None
     seen: list[tuple[int, int]] = []
-    observer.held.changed = lambda held, dropped: seen.append((held, dropped))
+
+    def changed(held: int, dropped: int) -> None:
+        seen.append((held, dropped))
+        tell(held, dropped)
+
+    observer.held.changed = changed
     try:
         for n in range(7):
             observer.round_ended(
@@ -44,6 +55,13 @@ def test_held_records_are_written_in_order_and_those_past_the_bound_counted(
         assert (len(observer.held), observer.held.dropped) == (5, 2)
         dropped = [r for r in caplog.records if getattr(r, "event", None) == "audit_dropped"]
         assert len(dropped) == 2 and all(getattr(r, "call", None) for r in dropped)
+        shown = metrics.exposition()[0].decode()
+        for line in (
+            "host_audit_held 5.0",
+            "host_audit_held_max 5.0",
+            "host_audit_dropped_total 2.0",
+        ):
+            assert line in shown, shown
 
         refusing = False
         assert wait_until(lambda: len(store.audit_records()) == 5, 10)
