@@ -89,6 +89,7 @@ class AuditExport:
         self._pid = -1
         self._lock = threading.Lock()
         self._failing: str | None = None
+        self._cursor: int | None = None
 
     def start(self) -> None:
         """Run the export thread in this process (once per process; a fork starts its own)."""
@@ -104,7 +105,18 @@ class AuditExport:
                 self.once()
             except Exception as exc:  # NOTE: the export must never stop for good
                 self._failed(exc)
+            self._show_lag()
             time.sleep(self.every_s)
+
+    def _show_lag(self) -> None:
+        """Tell the metrics how far behind this process's last turn left the export (a failing
+        export's lag grows)."""
+        if self.lag is None or self._cursor is None:
+            return
+        try:
+            self.lag(max(0, self.store.audit_head() - self._cursor))
+        except Exception:  # NOTE: a store that cannot say leaves the last figure
+            return
 
     def once(self) -> int:
         """Take the sink's turn if it is free and send what is new; how many entries were sent.
@@ -114,14 +126,16 @@ class AuditExport:
         """
         sent = 0
         with self.sink.turn() as last:
-            if last is None:
+            if last is None:  # NOTE: another process exports, and shows the lag
+                self._cursor = None
+                if self.lag is not None:
+                    self.lag(0)
                 return 0
+            self._cursor = last
             for lines in self._pages(last):
                 self.sink.write(lines)
                 sent += len(lines)
-                last = lines[-1][0]
-            if self.lag is not None:
-                self.lag(max(0, self.store.audit_head() - last))
+                self._cursor = lines[-1][0]
         if self._failing is not None:
             log.info("the audit export goes on", extra={"event": "audit_export_resumed"})
             self._failing = None

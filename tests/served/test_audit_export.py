@@ -76,6 +76,15 @@ def noted(server: Server, word: str) -> int:
     return int(Mcp(Served(server.connect())).request("tools/call", params).status_code)
 
 
+def lag(server: Server) -> float:
+    conn = server.connect()
+    conn.request("GET", "/metrics")
+    text = conn.getresponse().read().decode()
+    found = [line.split()[-1] for line in text.splitlines()
+             if line.startswith("host_audit_export_lag ")]  # fmt: skip
+    return float(found[0]) if found else 0.0
+
+
 def exported(export: Path) -> list[dict[str, Any]]:
     """Every exported line: the rotated files in their order, then the current one."""
     files = sorted(p for p in export.parent.glob(export.name + ".*") if p.suffix[1:].isdigit())
@@ -107,6 +116,10 @@ def test_the_export_file_is_the_trail_after_faults(
     export.parent.write_text("not a folder")
     try:
         assert [noted(server, f"blocked-{n}") for n in range(4)] == [200] * 4
+        assert wait_until(lambda: lag(server) >= 4, 10)  # behind, and shown
+        conn = server.connect()
+        conn.request("GET", "/readyz")
+        assert conn.getresponse().status == 200  # the export is not the host's readiness
     finally:
         export.parent.unlink()
         aside.rename(export.parent)
