@@ -40,9 +40,14 @@ def run(args: argparse.Namespace) -> int:
     public, which = _public_key(args)
     store = open_store_of(args, say=True)
     try:
+        head = store.audit_head()  # NOTE: read first: entries written meanwhile come after it
         report = check_chain(_entries(store), public)
     finally:
         store.close()
+    if report.intact and (report.last or 0) < head:
+        first = (report.last or 0) + 1
+        gap = str(head) if first == head else f"{first} to {head}"
+        report.problem = f"seq {gap} deleted: the chain's head is seq {head}"
     return _told(report, which)
 
 

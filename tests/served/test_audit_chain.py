@@ -155,6 +155,10 @@ def insert(rows: Rows) -> None:
         rows.r.hincrby("host:au:head", "seq", 1)
 
 
+def delete_newest(rows: Rows) -> None:
+    rows.delete(rows.last())
+
+
 def reorder(rows: Rows) -> None:
     five, six = rows.get(5), rows.get(6)
     rows.put(5, *six)
@@ -169,11 +173,14 @@ def reorder(rows: Rows) -> None:
         (delete, "seq 5 deleted: the record after seq 4 is seq 6"),
         (insert, "a record was inserted at seq 5"),
         (reorder, "records were reordered: seq 6 comes before seq 5"),
+        (delete_newest, "seq 13 deleted: the chain's head is seq 13"),
     ],
 )
 def test_verify_names_the_first_record_tampered_with(
     url: str, capsys: pytest.CaptureFixture[str], tamper: Callable[[Rows], None], named: str
 ) -> None:
+    if tamper is delete_newest and url.startswith("sqlite"):
+        pytest.skip("an SQLite chain keeps no head apart from its rows (docs: the export)")
     written(url)
     code, said = verify(capsys, url)
     assert code == 0 and "chain intact from seq 1 to 13" in said, said
