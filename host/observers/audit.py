@@ -311,7 +311,8 @@ class AuditObserver:
             self._prune(time.time())
 
     def _sweep_expired(self) -> None:
-        """Queue the record of each request that expired undecided since the last look.
+        """Queue the record of each request that expired undecided, or that a reload voided,
+        since the last look.
 
         NOTE: an expiry is no event: nobody acts. Each process looks now and then (after a
         write, at most every :data:`SWEEP_EVERY_S`); the record's id makes it one between them.
@@ -325,9 +326,10 @@ class AuditObserver:
         if len(self._expired) > 100_000:
             self._expired.clear()
         for request in requests:
-            if request.id not in self._expired and request.status(now) == "expired":
+            status = request.status(now)
+            if request.id not in self._expired and status in ("expired", "voided"):
                 self._expired.add(request.id)
-                self.request_ended(request, "expired")
+                self.request_ended(request, status)
 
     def _write_each(self, records: Writes) -> None:
         """Write records one at a time; from the first the store refuses, hold the rest."""
