@@ -123,18 +123,17 @@ def follow(store: Store, args: argparse.Namespace, after: int, every_s: float = 
             time.sleep(every_s)
             continue
         after = entries[-1][0]
-        shown = []
-        for _, body, hash_ in entries:
-            record = AuditRecord.from_entry(json.loads(body), hash_)
-            if record.kind in ("checkpoint", "started"):
-                continue  # NOTE: an act about to run is shown by the record of its end
-            if args.tool not in (None, record.tool) or args.principal not in (
-                None,
-                record.principal,
-            ):
-                continue
-            shown.append(record)
+        records = [AuditRecord.from_entry(json.loads(body), h) for _, body, h in entries]
+        shown = [r for r in records if _followed(r, args.tool, args.principal)]
         _print(args.format, shown, stream=True)
+
+
+def _followed(record: AuditRecord, tool: str | None, principal: str | None) -> bool:
+    """Whether ``--follow`` prints ``record``: no checkpoint, no act about to run (the record
+    of its end shows it), and the filters given."""
+    if record.kind in ("checkpoint", "started"):
+        return False
+    return tool in (None, record.tool) and principal in (None, record.principal)
 
 
 def line(record: AuditRecord) -> str:
