@@ -115,8 +115,7 @@ def assemble(
     if settings.store_url is None:
         private_dir(settings.data_dir)
     keys = settings.secrets or (ensure_secret(settings.data_dir),)
-    store = _open_store(settings, store_checked)
-    store.sign_checkpoints(signer_of(settings.audit, keys))
+    store = _open_store(settings, store_checked, keys)
     chosen = _observers(settings, store, observers)
     audit = chosen[-1]
     assert isinstance(audit, AuditObserver)
@@ -180,9 +179,12 @@ def _observers(
     )
 
 
-def _open_store(settings: Settings, store_checked: bool) -> Store:
-    """The settings' store, its risks checked unless a gunicorn master checked them already."""
+def _open_store(settings: Settings, store_checked: bool, keys: Sequence[str]) -> Store:
+    """The settings' store, its risks checked unless a gunicorn master checked them already,
+    its audit checkpoints signed with the settings' key (or one derived from ``keys``)."""
+    signer = signer_of(settings.audit, keys)  # NOTE: a key file it cannot read: before opening
     store = open_store(settings.store, connect=not store_checked)
+    store.sign_checkpoints(signer)
     try:
         risks = (
             [] if store_checked else require_durable(store, acknowledged=settings.store_volatile_ok)
