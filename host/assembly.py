@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 from host.approvals.service import ApprovalsService, withdraw_request
 from host.machine import Machine, compile_project
 from host.observers.audit import AuditObserver
+from host.observers.audit_settings import signer_of
+from host.observers.export import AuditExport, sink_for
 from host.observers.outcomes import RequestOutcomes
 from host.observers.webhook import ApprovalsWebhook
 from host.protocol import (
@@ -122,21 +124,43 @@ def assemble(
     if settings.store_url is None:
         private_dir(settings.data_dir)
     keys = settings.secrets or (ensure_secret(settings.data_dir),)
-    store = _open_store(settings, store_checked)
-    chosen = _observers(settings, store, observers)
+    store = _open_store(settings, store_checked, keys)
+    audit, chosen = _observers(settings, store, observers)
     webhook = ApprovalsWebhook(settings.approvals)
     metrics = _metrics(chosen)
     url_asks = UrlAskBook(store, FieldCipher(keys), settings.auth.browser.public_url)
     opened = _both(webhook.requested, metrics.approval_opened if metrics else None)
     endpoint = _endpoint(
-        settings, project.server, machines, store, keys, chosen, opened=opened, url_asks=url_asks
+        settings,
+        project.server,
+        machines,
+        store,
+        keys,
+        chosen,
+        opened=opened,
+        url_asks=url_asks,
+        audit=audit,
     )
-    decided = _both(webhook.decided, metrics.approval_decided if metrics else None)
+    decided = _both(
+        _both(webhook.decided, metrics.approval_decided if metrics else None), audit.decided
+    )
+    _audit_watched(settings, store, audit, metrics)
     decided = _carry_tasks(endpoint, decided, url_asks)
     approvals = ApprovalsService(store, machines, decided=decided)
     return Assembly(
         settings, project, machines, store, endpoint, chosen, metrics, approvals, url_asks
     )
+
+
+def _audit_watched(
+    settings: Settings, store: Store, audit: AuditObserver, metrics: MetricsObserver | None
+) -> None:
+    """Show the audit trail's held records on ``/metrics``; start its export if there is one."""
+    if metrics is not None:
+        metrics.watch_audit(audit)
+    if settings.audit.export is not None:
+        sink = sink_for(settings.audit.export, store, settings.audit.export_max)
+        AuditExport(store, sink, lag=metrics.export_lag if metrics else None).start()
 
 
 def _load(settings: Settings) -> Project:
@@ -148,19 +172,25 @@ def _load(settings: Settings) -> Project:
 
 def _observers(
     settings: Settings, store: Store, observers: Sequence[Observer] | None
-) -> tuple[Observer, ...]:
-    """The observers of every round: those given (or the settings'), then the audit trail and
-    the approved calls' outcomes."""
-    return (
-        *(observers_for(settings) if observers is None else observers),
-        AuditObserver(store, settings.audit_retention_s, record_max=settings.limits.record_max),
-        RequestOutcomes(store),
+) -> tuple[AuditObserver, tuple[Observer, ...]]:
+    """The audit trail's observer, and the observers of every round: those given (or the
+    settings'), then the audit trail and the approved calls' outcomes."""
+    audit = AuditObserver(
+        store,
+        settings.audit_retention_s,
+        record_max=settings.limits.record_max,
+        held_max=settings.audit.held_max,
     )
+    given = observers_for(settings) if observers is None else observers
+    return audit, (*given, audit, RequestOutcomes(store))
 
 
-def _open_store(settings: Settings, store_checked: bool) -> Store:
-    """The settings' store, its risks checked unless a gunicorn master checked them already."""
+def _open_store(settings: Settings, store_checked: bool, keys: Sequence[str]) -> Store:
+    """The settings' store, its risks checked unless a gunicorn master checked them already,
+    its audit checkpoints signed with the settings' key (or one derived from ``keys``)."""
+    signer = signer_of(settings.audit, keys)  # NOTE: a key file it cannot read: before opening
     store = open_store(settings.store, connect=not store_checked)
+    store.sign_checkpoints(signer)
     try:
         risks = (
             [] if store_checked else require_durable(store, acknowledged=settings.store_volatile_ok)
@@ -183,6 +213,7 @@ def _endpoint(
     *,
     opened: Callable[..., None],
     url_asks: UrlAskBook,
+    audit: AuditObserver,
 ) -> Endpoint:
     """The MCP endpoint serving ``machines``, with the settings' switches and limits."""
     return make_endpoint(
@@ -199,7 +230,7 @@ def _endpoint(
         record_max=settings.limits.record_max,
         approval_opened=opened,
         url_asks=url_asks,
-        withdraw=lambda request_id: withdraw_request(store, request_id),
+        withdraw=lambda request_id: withdraw_request(store, request_id, audit.request_ended),
     )
 
 

@@ -28,7 +28,8 @@ HOST_LIMIT_*           Limits per caller, and HOST_RECORD_MAX (see :mod:`host.li
 HOST_ELICITATION       ``off``: no tool may ask the user, whatever the specs say (the kill switch
                        for a whole deployment); ``on`` (the default) leaves it to the specs.
 HOST_METRICS           ``off``: no ``/metrics`` route and nothing collected; ``on`` (the default).
-HOST_AUDIT_RETENTION   How long audit records are kept, a duration like ``90d`` (``90d``).
+HOST_AUDIT_*           The audit trail's keep, signing key, export and bound (see
+                       :mod:`host.observers.audit_settings`).
 =====================  ==========================================================================
 """
 
@@ -44,16 +45,14 @@ from host.approvals.settings import ApprovalSettings
 from host.auth.settings import AuthSettings
 from host.errors import SettingsError
 from host.limits import LimitSettings
+from host.observers.audit_settings import AuditSettings
 from host.protocol.legacy.sessions import LegacyOptions
-from host.spec.durations import DurationError, parse_duration
 from host.spec.paths import default_handlers_dir
 from host.store.durability import VOLATILE_OK
 
 __all__ = ["Settings", "SettingsError"]
 
 DEFAULT_TTL_S = 600.0
-#: How long audit records are kept by default: 90 days.
-DEFAULT_AUDIT_RETENTION_S = 90 * 86400.0
 DEFAULT_MAX_BODY = 1024 * 1024
 #: The shortest signing key accepted: 32 characters of ``secrets.token_urlsafe`` are 192 bits.
 MIN_SECRET = 32
@@ -79,7 +78,7 @@ class Settings:
         store_volatile_ok: Serve from a store that can forget act claims (acknowledged risk).
         elicitation: False for ``HOST_ELICITATION=off``: no tool may ask, whatever the specs say.
         metrics: False for ``HOST_METRICS=off``: no ``/metrics`` and no collection.
-        audit_retention_s: How long audit records are kept (``HOST_AUDIT_RETENTION``).
+        audit: The audit trail's settings (:mod:`host.observers.audit_settings`).
         approvals: Approval requests' webhook, links and limit (:mod:`host.approvals.settings`).
         limits: Limits per caller, and the audit records' bound (:mod:`host.limits`).
     """
@@ -99,7 +98,7 @@ class Settings:
     store_volatile_ok: bool = False
     elicitation: bool = True
     metrics: bool = True
-    audit_retention_s: float = DEFAULT_AUDIT_RETENTION_S
+    audit: AuditSettings = field(default_factory=AuditSettings)
     approvals: ApprovalSettings = field(default_factory=ApprovalSettings)
     limits: LimitSettings = field(default_factory=LimitSettings)
 
@@ -113,6 +112,11 @@ class Settings:
                 "'import secrets; print(secrets.token_urlsafe(32))'",
                 "HOST_SECRET",
             )
+
+    @property
+    def audit_retention_s(self) -> float:
+        """How long audit records are kept (``HOST_AUDIT_KEEP``)."""
+        return self.audit.keep_s
 
     @property
     def handlers_path(self) -> Path:
@@ -160,7 +164,7 @@ class Settings:
             store_volatile_ok=_flag(env, VOLATILE_OK),
             elicitation=_switch(env, "HOST_ELICITATION", "the specs decide", "no tool asks"),
             metrics=_switch(env, "HOST_METRICS", "serve /metrics", "collect nothing"),
-            audit_retention_s=_duration(env, "HOST_AUDIT_RETENTION", DEFAULT_AUDIT_RETENTION_S),
+            audit=AuditSettings.from_env(env),
             approvals=ApprovalSettings.from_env(env, auth.browser.public_url),
             limits=LimitSettings.from_env(env),
         )
@@ -201,16 +205,6 @@ def _switch(env: Mapping[str, str], name: str, on: str, off: str) -> bool:
     if raw.lower() == "off":
         return False
     raise SettingsError(f"{name} must be on ({on}) or off ({off}), got {raw!r}", name)
-
-
-def _duration(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        return parse_duration(raw)
-    except DurationError as exc:
-        raise SettingsError(f"{name}: {exc}", name) from None
 
 
 def _split(value: str) -> tuple[str, ...]:

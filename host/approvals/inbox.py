@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from host.store.bounded import is_bounded
+from host.store.records import iso
 from host.store.requests import ApprovalRequest, Decision, RequestStatus
 
 __all__ = ["Decision", "InboxRequest"]
@@ -80,7 +81,7 @@ class InboxRequest:
         return tuple(name for name, value in self.arguments.items() if is_bounded(value))
 
     def plain(self) -> dict[str, Any]:
-        """The request as the API sends it."""
+        """The request as the API sends it (times in ISO 8601 UTC)."""
         return {
             "id": self.id,
             "tool": self.tool,
@@ -96,9 +97,17 @@ class InboxRequest:
             "needed": self.needed,
             "questions": [dict(q) for q in self.questions],
             "outcome": self.outcome,
-            "decisions": [d.plain() for d in self.decisions],
-            "created": self.created,
-            "expires": self.expires,
+            "decisions": [
+                {
+                    "principal": d.principal,
+                    "verdict": d.verdict,
+                    "reason": d.reason,
+                    "time": iso(d.at, ms=True),
+                }
+                for d in self.decisions
+            ],
+            "created": iso(self.created, ms=True),
+            "expires": iso(self.expires, ms=True),
         }
 
 

@@ -181,8 +181,15 @@ class ApprovalsService:
         )
 
 
-def withdraw_request(store: Store, request_id: str) -> bool:
+def withdraw_request(
+    store: Store,
+    request_id: str,
+    ended: Callable[[ApprovalRequest, str, str], None] | None = None,
+) -> bool:
     """Mark the request withdrawn unless its approval was spent (:meth:`ApprovalsService.withdraw`).
+
+    ``ended(request, "cancelled", caller)`` is told once it is (the audit trail's ``decision``
+    record: its caller cancelled the task that waited for it).
 
     NOTE: over the version it read, like every change of a request, so a spend and a withdrawal
     racing each other cannot both win: either the act goes on or nothing is done.
@@ -203,4 +210,6 @@ def withdraw_request(store: Store, request_id: str) -> bool:
         "approval withdrawn",
         extra={"event": "approval_withdrawn", "request": request_id, "tool": after.tool},
     )
+    if ended is not None:
+        ended(after, "cancelled", after.caller)
     return True

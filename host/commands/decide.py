@@ -21,6 +21,8 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+from host.store.records import parse_iso
+
 __all__ = ["ACTIONS", "configure", "run"]
 
 ACTIONS = ("pending", "show", "approve", "reject")
@@ -118,7 +120,7 @@ def _pending(requests: list[dict[str, Any]], fmt: str) -> int:
         return 0
     now = time.time()
     for item in requests:
-        left = max(0, int(item["expires"] - now))
+        left = max(0, int(parse_iso(item["expires"]) - now))
         got = f"{len(item['approved_by'])}/{item['needed']}"
         print(f"{item['id']}  {item['tool']}  by {item['caller']}  {got}  {left}s left")
         print(f"    {item['message']}")

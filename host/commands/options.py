@@ -143,22 +143,35 @@ def add_store(parser: Arguments) -> None:
     )
 
 
-def open_store_of(args: argparse.Namespace) -> Store:
-    """The store ``--store``/``--data-dir`` (else ``HOST_STORE``/``HOST_DATA_DIR``) name.
+def open_store_of(args: argparse.Namespace, *, say: bool = False) -> Store:
+    """The store ``--store``/``--data-dir`` (else ``HOST_STORE``/``HOST_DATA_DIR``) name, found
+    as ``host serve`` finds it (:func:`host.store.where.locate_store`).
+
+    With ``say``, one line on stderr names the store read, and the one the data directory's
+    host serves when that is another.
 
     Raises:
         HostError: The store cannot be opened, or it is an SQLite file that does not exist
             (a wrong data directory is told, not created).
     """
     from host.store import open_store
+    from host.store.where import locate_store, served_elsewhere
 
-    data_dir = args.data_dir or Path(os.environ.get("HOST_DATA_DIR") or ".host")
-    url = args.store or os.environ.get("HOST_STORE") or f"sqlite:///{data_dir / 'store.db'}"
+    location = locate_store(args.store, args.data_dir, os.environ)
+    elsewhere = served_elsewhere(location)
+    hint = (
+        f"; the host of {location.data_dir} serves {elsewhere}: give --store (or HOST_STORE)"
+        if elsewhere
+        else ""
+    )
+    url = location.url
     if url.lower().startswith("sqlite:///"):
         path = Path(url[len("sqlite:///") :])
         if not path.exists():
             raise HostError(
                 f"there is no store at {path}: point --data-dir (or $HOST_DATA_DIR) at the "
-                "host's data directory, or --store (or $HOST_STORE) at its store"
+                f"host's data directory, or --store (or $HOST_STORE) at its store{hint}"
             )
+    if say:
+        print(f"host: reading the store {location.shown}{hint}", file=sys.stderr)
     return open_store(url)

@@ -33,11 +33,19 @@ in one store transaction (SQLite) or one round trip (Redis), so no call waits fo
 process that exits normally writes what it holds first; one that is killed or crashes loses the
 records of its last few milliseconds of calls (their acts' claims and results are not affected).
 
-A batch the store refuses is written again record by record, so one record the store cannot take
-never loses the others. A store that cannot take the records (unreachable, or an SQLite file
-another process holds locked for over a second) does not fail or hold up any call: the records are
-given up, and the log says so (``audit_unwritten``, with each call's id, tool, principal and
+A store that cannot take the records (a full disk, Redis refusing writes, an SQLite file another
+process holds locked for over a second) does not fail or hold up any call: the records are held,
+in order, and written before any newer one once it takes writes again (:mod:`.held`: bounded,
+and what goes past the bound is counted and logged). A batch that fails for one record the
+encoder or the store cannot take is written again record by record, so that record never loses
+the others; it alone is given up (``audit_unwritten``, with the call's id, tool, principal and
 outcome, never its arguments).
+
+Decisions on approval requests are recorded too (:mod:`.decisions`): each approver's when it is
+made (the approvals service tells :meth:`AuditObserver.decided`), a request's expiry when a
+call or a look at the requests finds it, and a withdrawal when a caller cancels
+(:meth:`AuditObserver.request_ended`). Every record is one entry of the store's chain
+(:mod:`host.store.chain`).
 
 Fields a tool's ``audit: {redact: [...]}`` names, in the arguments and in every answer's content,
 are stored as ``"[redacted]"``: their clear values are never written to the store. Records older
@@ -48,6 +56,7 @@ hour per process.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -56,15 +65,27 @@ from host import ids
 from host.errors import StoreError
 from host.jsonvalues import storable
 from host.limits import LimitSettings
-from host.machine import Decided
+from host.observers.audit_settings import DEFAULT_HELD_MAX
 from host.observers.batches import Batches
+from host.observers.decisions import HOST, decision_record, request_used
+from host.observers.held import Held, Writes
 from host.protocol.events import Refusal, Round
 from host.store import Store
 from host.store.bounded import bounded
 from host.store.records import ACTED, ENDED, AuditRecord, approval_id, call_id
+from host.store.requests import ApprovalRequest
 from host.store.shared import Started
 
-__all__ = ["LATE_CANCEL", "LOST_NOTE", "REDACTED", "AuditObserver", "audit_record", "outcome_of"]
+__all__ = [
+    "HOST",
+    "LATE_CANCEL",
+    "LOST_NOTE",
+    "REDACTED",
+    "AuditObserver",
+    "audit_record",
+    "decision_record",
+    "outcome_of",
+]
 
 log = logging.getLogger("host.audit")
 
@@ -80,6 +101,8 @@ LOST_NOTE = (
 LATE_CANCEL = "cancelled by the client while the act ran: too late, the act was not interrupted"
 """The note of a call whose client cancelled it once its act had started."""
 
+#: How often one process looks for requests that expired undecided, at most.
+SWEEP_EVERY_S = 30.0
 #: How often one process prunes records past the retention period, at most.
 PRUNE_EVERY_S = 3600.0
 #: Bytes of arguments, or of one answer, kept whole by default (``HOST_RECORD_MAX``).
@@ -133,7 +156,7 @@ def audit_record(event: Round, now: float, most: int, note: str | None = None) -
             used["approval"] = approval_id(owner, event.tool, given.question, given.key)
         approvals.append(used)
     if event.approval is not None:
-        approvals.append(_request(event.approval))
+        approvals.append(request_used(event.approval))
     started = event.call_started
     return AuditRecord(
         call_id(event.nonce),
@@ -152,18 +175,6 @@ def audit_record(event: Round, now: float, most: int, note: str | None = None) -
     )
 
 
-def _request(decided: Decided) -> dict[str, Any]:
-    """What the audit trail keeps of an approval request: its id, approvers and decisions."""
-    return {
-        "request": decided.request,
-        "via": "approvers",
-        "status": "approved" if decided.status == "approved" else decided.status,
-        "needed": decided.needed,
-        "approved_by": list(decided.approved_by),
-        "decisions": [dict(d) for d in decided.decisions],
-    }
-
-
 def _redacted(values: Mapping[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
     return {k: REDACTED if k in hidden else storable(v) for k, v in values.items()}
 
@@ -178,13 +189,15 @@ def _answer(answer: Mapping[str, Any], hidden: frozenset[str], most: int) -> dic
 
 
 class AuditObserver:
-    """Writes the audit record of every call that ends, and prunes old ones now and then.
+    """Writes the audit record of every call that ends and of every decision, in order.
 
     Args:
         store: The shared store.
         retention_s: How long records are kept.
         window_s: How long records are gathered into one write.
         record_max: Bytes of arguments, or of one answer, kept whole (larger: bounded).
+        held_max: The most records held while the store refuses them (:mod:`.held`).
+        retry_s: How often held records are tried again while no new record comes.
     """
 
     def __init__(
@@ -194,19 +207,56 @@ class AuditObserver:
         *,
         window_s: float = 0.005,
         record_max: int = DEFAULT_RECORD_MAX,
+        held_max: int = DEFAULT_HELD_MAX,
+        retry_s: float = 1.0,
     ) -> None:
         self.store = store
         self.retention_s = retention_s
         self.record_max = record_max
+        self.held = Held(held_max)
+        self.retry_s = retry_s
+        self._retrying = threading.Lock()
         self._next_prune = 0.0
-        self._batches: Batches[tuple[Round, float]] = Batches(
-            self._write, "host-audit", window_s=window_s
-        )
+        self._next_sweep = 0.0
+        self._expired: set[str] = set()
+        self._batches: Batches[_Queued] = Batches(self._write, "host-audit", window_s=window_s)
 
     def round_ended(self, event: Round) -> None:
         """Queue the call's record if this round ended it; nothing otherwise."""
         if event.ends:
             self._batches.put((event, time.time()))
+            if event.approval is not None and event.approval.status == "expired":
+                ended = event.approval
+                owner = event.owner or event.principal
+                self._expired.add(ended.request)
+                self._batches.put(
+                    decision_record(ended.request, event.tool, owner, "expired", ended.expires)
+                )
+
+    def decided(self, status: str, request: ApprovalRequest) -> None:
+        """Queue the record of the decision just made on ``request`` (its newest)."""
+        if request.decisions:
+            made = request.decisions[-1]
+            verdict = "approved" if made.verdict == "approve" else "rejected"
+            self._batches.put(
+                decision_record(
+                    request.id, request.tool, request.caller, verdict, made.at,
+                    principal=made.principal, reason=made.reason, n=len(request.decisions),
+                )
+            )  # fmt: skip
+
+    def request_ended(
+        self, request: ApprovalRequest, verdict: str, principal: str = HOST, reason: str = ""
+    ) -> None:
+        """Queue the record of ``request`` ending undecided: ``expired``, ``cancelled``,
+        ``voided``. One per request and verdict, however many processes see it."""
+        at = request.expires if verdict == "expired" else time.time()
+        self._batches.put(
+            decision_record(
+                request.id, request.tool, request.caller, verdict, at,
+                principal=principal, reason=reason,
+            )
+        )  # fmt: skip
 
     def lost_record(self, event: Round, within_s: float) -> Started:
         """The record of an act about to run, as if its worker died, and its retention.
@@ -234,47 +284,84 @@ class AuditObserver:
         self._batches.put((ended, now))
 
     def flush(self, timeout_s: float = 10.0) -> bool:
-        """Wait until every record queued so far is written (or given up); False on timeout."""
+        """Wait until every record queued so far is written (or held); False on timeout."""
         return self._batches.flush(timeout_s)
 
-    def _write(self, ended: Sequence[tuple[Round, float]]) -> None:
-        """Write one batch of records (on the writer's thread), one by one if the batch fails."""
-        records = [(audit_record(event, now, self.record_max), event) for event, now in ended]
+    def _write(self, queued: Sequence[_Queued]) -> None:
+        """Write the records held and one batch (on the writer's thread), in order."""
+        fresh = [_ranked(item, self.record_max) for item in queued if item is not None]
+        records = self.held.take() + fresh
+        if not records:
+            return
         try:
             self._store(records)
-        except Exception as exc:
-            if len(records) == 1:
-                _unwritten(records, exc)
-                return
-            # NOTE: one record the store refuses must not lose the other callers' records.
+        except StoreError as exc:
+            self._hold(records, exc)
+            return
+        except Exception:
+            # NOTE: one record that cannot be written must not lose the other callers' records.
             log.warning(
                 "a batch of audit records could not be written; writing them one by one",
                 extra={"event": "audit_batch_retried", "records": len(records)},
             )
             self._write_each(records)
+        if time.monotonic() >= self._next_sweep:
+            self._sweep_expired()
         if time.monotonic() >= self._next_prune:
             self._prune(time.time())
 
-    def _write_each(self, records: Sequence[tuple[AuditRecord, Round]]) -> None:
-        """Write records one at a time; two store failures in a row: the store is down."""
-        down = 0
+    def _sweep_expired(self) -> None:
+        """Queue the record of each request that expired undecided, or that a reload voided,
+        since the last look.
+
+        NOTE: an expiry is no event: nobody acts. Each process looks now and then (after a
+        write, at most every :data:`SWEEP_EVERY_S`); the record's id makes it one between them.
+        """
+        self._next_sweep = time.monotonic() + SWEEP_EVERY_S
+        now = time.time()
+        try:
+            requests = self.store.requests()
+        except StoreError:
+            return
+        if len(self._expired) > 100_000:
+            self._expired.clear()
+        for request in requests:
+            status = request.status(now)
+            if request.id not in self._expired and status in ("expired", "voided"):
+                self._expired.add(request.id)
+                self.request_ended(request, status)
+
+    def _write_each(self, records: Writes) -> None:
+        """Write records one at a time; from the first the store refuses, hold the rest."""
         for n, one in enumerate(records):
             try:
                 self._store([one])
+            except StoreError as exc:
+                self._hold(records[n:], exc)
+                return
             except Exception as exc:
-                down = down + 1 if isinstance(exc, StoreError) else 0
-                if down >= 2:
-                    _unwritten(records[n:], exc)
-                    return
                 _unwritten([one], exc)
-            else:
-                down = 0
 
-    def _store(self, records: Sequence[tuple[AuditRecord, Round]]) -> None:
-        self.store.write_audits(
-            [(record, ACTED if event.acted else ENDED) for record, event in records],
-            keep_s=self.retention_s,
-        )
+    def _hold(self, records: Writes, exc: StoreError) -> None:
+        """Hold ``records`` (in order, before any newer) and try again a little later."""
+        if len(records) > len(self.held):
+            log.warning(
+                "audit records are held until the store takes writes again: %s",
+                exc.message,
+                extra={"event": "audit_held", "records": len(records)},
+            )
+        self.held.hold_first(records)
+        if self._retrying.acquire(blocking=False):
+            timer = threading.Timer(self.retry_s, self._retry)
+            timer.daemon = True
+            timer.start()
+
+    def _retry(self) -> None:
+        self._retrying.release()
+        self._batches.put(None)
+
+    def _store(self, records: Writes) -> None:
+        self.store.write_audits(records, keep_s=self.retention_s)
 
     def _prune(self, now: float) -> None:
         self._next_prune = time.monotonic() + PRUNE_EVERY_S
@@ -294,17 +381,29 @@ class AuditObserver:
             )
 
 
-def _unwritten(records: Sequence[tuple[AuditRecord, Round]], exc: Exception) -> None:
+_Queued = tuple[Round, float] | AuditRecord | None
+"""What the writer is handed: a call's last round and when it ended, a decision's record, or
+None (try the held records again)."""
+
+
+def _ranked(item: tuple[Round, float] | AuditRecord, most: int) -> tuple[AuditRecord, int]:
+    if isinstance(item, AuditRecord):
+        return item, ENDED
+    event, now = item
+    return audit_record(event, now, most), ACTED if event.acted else ENDED
+
+
+def _unwritten(records: Writes, exc: Exception) -> None:
     """Log each record given up (never its arguments)."""
     message = exc.message if isinstance(exc, StoreError) else f"{type(exc).__name__}: {exc}"
-    for record, event in records:
+    for record, _ in records:
         log.error(
             "an audit record could not be written: %s",
             message,
             extra={
                 "event": "audit_unwritten",
-                "tool": event.tool,
-                "principal": event.principal,
+                "tool": record.tool,
+                "principal": record.principal,
                 "outcome": record.outcome,
                 "call": record.id,
             },

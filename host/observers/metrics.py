@@ -21,6 +21,10 @@ conventions have nothing for the rest, so they are the host's own, ``host_*``:
                                           by ``tool``
 ``host_approval_decisions_total``         approvers' decisions, by ``tool`` and ``verdict``
 ``host_approval_decide_seconds``          from a request to its deciding decision, by ``tool``
+``host_audit_held``                       audit records held while the store refuses writes
+``host_audit_held_max``                   the most one process holds (``HOST_AUDIT_HELD_MAX``)
+``host_audit_dropped_total``              audit records dropped past that bound
+``host_audit_export_lag``                 entries the audit export is behind the chain's head
 ========================================  =========================================================
 
 Labels only ever hold the server's own tool names and fixed words, never client input, so the
@@ -44,12 +48,14 @@ from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     generate_latest,
     multiprocess,
 )
 
 from host.observers import metric_files
+from host.observers.held import Held
 from host.protocol.events import Refusal, Round
 from host.store.requests import ApprovalRequest
 
@@ -118,6 +124,7 @@ class MetricsObserver:
             registry=r,
         )
         self._approval_metrics(r)
+        self._audit_metrics: dict[str, Any] = {}
 
     def _approval_metrics(self, r: CollectorRegistry) -> None:
         """The metrics of approval requests and their decisions."""
@@ -141,6 +148,50 @@ class MetricsObserver:
             buckets=DECIDE_BUCKETS,
             registry=r,
         )
+
+    def watch_audit(self, audit: Any) -> None:
+        """Show ``audit``'s held records (an :class:`~host.observers.audit.AuditObserver`).
+
+        NOTE: made at the first change, not here: in multiprocess mode each metric is a file per
+        worker, and a trail the store always takes needs none of them.
+        """
+        held: Held = audit.held
+        self._held_most = held.most
+        self._dropped_seen = 0
+        held.changed = self._audit_held
+
+    def _audit_metric(self, name: str) -> Any:
+        """The audit metric ``name``, made at its first use."""
+        found = self._audit_metrics.get(name)
+        if found is None:
+            r, kind = self.registry, _AUDIT_METRICS[name]
+            if kind == "counter":
+                found = Counter(name, _AUDIT_HELP[name], registry=r)
+            else:
+                mode: Any = kind  # NOTE: one of prometheus-client's multiprocess modes
+                found = Gauge(name, _AUDIT_HELP[name], multiprocess_mode=mode, registry=r)
+            self._audit_metrics[name] = found
+        return found
+
+    def export_lag(self, behind: int) -> None:
+        """Show how many entries the audit export is behind."""
+        if self.broken is None:
+            try:
+                self._audit_metric("host_audit_export_lag").set(behind)
+            except OSError as exc:
+                self._degrade(exc)
+
+    def _audit_held(self, held: int, dropped: int) -> None:
+        if self.broken is not None:
+            return
+        try:
+            self._audit_metric("host_audit_held_max").set(self._held_most)
+            self._audit_metric("host_audit_held").set(held)
+            if dropped > self._dropped_seen:
+                self._audit_metric("host_audit_dropped").inc(dropped - self._dropped_seen)
+                self._dropped_seen = dropped
+        except OSError as exc:
+            self._degrade(exc)
 
     def approval_opened(self, request: ApprovalRequest) -> None:
         """Count one approval request opened."""
@@ -235,6 +286,21 @@ class MetricsObserver:
             except FileNotFoundError:
                 continue  # an exited worker's files, folded into the archive meanwhile
         return generate_latest(registry), CONTENT_TYPE_LATEST
+
+
+#: The audit trail's metrics: a counter, or a gauge's multiprocess mode.
+_AUDIT_METRICS = {
+    "host_audit_held": "livesum",
+    "host_audit_held_max": "max",
+    "host_audit_dropped": "counter",
+    "host_audit_export_lag": "livemax",
+}
+_AUDIT_HELP = {
+    "host_audit_held": "Audit records held while the store refuses writes",
+    "host_audit_held_max": "The most audit records one process holds",
+    "host_audit_dropped": "Audit records dropped past the bound",
+    "host_audit_export_lag": "Entries the audit export is behind the chain's head",
+}
 
 
 def _error_type(event: Round) -> str:

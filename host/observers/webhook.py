@@ -37,6 +37,7 @@ from typing import Any
 
 from host.approvals.settings import ApprovalSettings
 from host.auth.names import shown
+from host.store.records import iso
 from host.store.requests import ApprovalRequest
 
 __all__ = ["ApprovalsWebhook", "escaped", "payload", "signature"]
@@ -90,7 +91,7 @@ def payload(event: str, request: ApprovalRequest, public_url: str | None) -> dic
             "message": request.message,
             "arguments": dict(request.arguments),
             "status": status,
-            "expires": request.expires,
+            "expires": iso(request.expires, ms=True),
             "url": url,
         },
         "text": text,

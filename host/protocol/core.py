@@ -406,6 +406,7 @@ class ToolHost:
     def _context(self, call: Call, ledger: Ledger, pages: CallAsks | None) -> CallContext:
         log = self._loggers[call.machine.name]
         request = call.request
+        gate = self._gate(call, ledger) if call.machine.approves else NO_GATE
         return CallContext(
             principal=request.principal,
             scopes=request.scopes,
@@ -422,13 +423,13 @@ class ToolHost:
                     ledger.nonce,
                     call.machine.name,
                     call.machine.act_timeout_s,
-                    lambda incident: self._lost_record(call, ledger, incident),
+                    lambda incident: self._lost_record(call, ledger, incident, gate),
                 )
                 if ledger.round > 1
                 else self.acts.first(
                     call.machine.name,
                     call.machine.act_timeout_s,
-                    lambda incident: self._lost_record(call, ledger, incident),
+                    lambda incident: self._lost_record(call, ledger, incident, gate),
                 )
             ),
             report=call.progress,
@@ -439,13 +440,16 @@ class ToolHost:
                 if call.machine.remembers
                 else NO_APPROVALS
             ),
-            gate=self._gate(call, ledger) if call.machine.approves else NO_GATE,
+            gate=gate,
             locks=self.locks,
             url_asks=pages or NO_URL_ASKS,
         )
 
-    def _lost_record(self, call: Call, ledger: Ledger, incident: str) -> Started | None:
-        """Before an act runs: the audit's record of the round as it ends if the act is lost."""
+    def _lost_record(
+        self, call: Call, ledger: Ledger, incident: str, gate: object
+    ) -> Started | None:
+        """Before an act runs: the audit's record of the round as it ends if the act is lost
+        (with the approval request its gate found, and every decision on it)."""
         keeper = self._keeper
         if keeper is None:
             return None
@@ -466,6 +470,7 @@ class ToolHost:
             redact=call.machine.audit_redact,
             ends=True,
             call_answers=ledger.answers(),
+            approval=getattr(gate, "last", None),
         )
         return keeper.lost_record(event, call.machine.act_timeout_s)
 

@@ -80,9 +80,15 @@ class StoreGate:
         self.limit = limit
         self.opened = opened
         self.most = most
+        self.last: Decided | None = None
+        """Where the call's request stood when it last asked (the record of a lost act names it)."""
 
     def decide(self, ask: ApprovalAsk) -> Decided:
         """Find or make the request for ``ask``, wait for it, and say where it stands."""
+        self.last = self._decide(ask)
+        return self.last
+
+    def _decide(self, ask: ApprovalAsk) -> Decided:
         request = self._open(ask)
         if request.status(time.time()) == "voided":
             request = self._open(ask)  # NOTE: voiding freed the binding: this one is new

@@ -23,6 +23,7 @@ from host.assembly import ensure_secret
 from host.auth.tokenfile import read_tokens
 from host.errors import DurationError, HostError
 from host.logs import configure_logging
+from host.observers.audit_settings import signer_of
 from host.serve.master import HostServer
 from host.serve.reload import Snapshot, Specs
 from host.serve.storefile import StoreFile
@@ -34,6 +35,7 @@ from host.spec.model import Approve, Ask, Confirm, Project, needs_sign_in
 from host.spec.paths import default_handlers_dir
 from host.spec.report import format_diagnostics
 from host.store import open_store, private_dir, require_durable
+from host.store.where import locate_store, note_serving
 from host.web.app import UNPROTECTED, no_sign_in
 
 #: Connections a worker accepts beyond its threads: kept-alive ones waiting for their next request.
@@ -100,27 +102,33 @@ def worker_env(
             unset; False leaves it unset, so nothing is written before the settings are vetted.
     """
     env = dict(environ)
-    data_dir = (options.data_dir or Path(environ.get("HOST_DATA_DIR", ".host"))).resolve()
+    location = locate_store(options.store, options.data_dir, environ)
+    data_dir = location.data_dir
     env["HOST_DATA_DIR"] = str(data_dir)
     env["HOST_SPECS"] = str(options.specs.resolve())
     handlers = options.handlers or default_handlers_dir(options.specs)
     env["HOST_HANDLERS"] = str(handlers.resolve())
-    if options.store:
-        env["HOST_STORE"] = options.store
-    env.setdefault("HOST_STORE", f"sqlite:///{data_dir / 'store.db'}")
+    env["HOST_STORE"] = location.url
     if secret:
         keep_secret(env)
     return env
 
 
 def keep_secret(env: dict[str, str]) -> None:
-    """Set ``HOST_SECRET`` in ``env`` to the data directory's own secret when it is unset."""
+    """Set ``HOST_SECRET`` in ``env`` to the data directory's own secret when it is unset (and
+    say which key signs the audit trail's checkpoints)."""
     if not env.get("HOST_SECRET"):
         data_dir = Path(env["HOST_DATA_DIR"])
         env["HOST_SECRET"] = ensure_secret(data_dir)
         print(
             f"host: no HOST_SECRET set; using the secret kept in {data_dir / 'secret'}. "
             "In production set HOST_SECRET (the same value on every instance).",
+            file=sys.stderr,
+        )
+    if not env.get("HOST_AUDIT_SIGNING_KEY"):
+        print(
+            "host: no HOST_AUDIT_SIGNING_KEY set; the audit trail's checkpoints are signed with "
+            "a key derived from HOST_SECRET (`host audit public-key` prints its public half).",
             file=sys.stderr,
         )
 
@@ -131,8 +139,8 @@ def settings_problem(
     """What makes the workers' settings unusable, or None.
 
     A bad value, ``scopes`` (those the specs name) or steps that need a sign-in (in ``project``)
-    with no auth set, a tokens file someone else may change, an unreachable store, a store that
-    can forget act claims (unless acknowledged).
+    with no auth set, a tokens file someone else may change, an audit signing key it cannot read,
+    an unreachable store, a store that can forget act claims (unless acknowledged).
 
     NOTE: what refuses without touching anything is asked first, so a host that will not start
     leaves no store or data directory behind.
@@ -147,6 +155,12 @@ def settings_problem(
             return refused
         if settings.auth.tokens_file is not None:
             read_tokens(settings.auth.tokens_file)  # its owner and modes, checked once here
+        if settings.audit.signing_key is not None:  # a key file it cannot use: one clear line
+            signer_of(settings.audit, settings.secrets)
+        if settings.audit.export == "otlp":
+            from host.observers.export_otlp import check_installed
+
+            check_installed()
         store = open_store(settings.store)
     except HostError as exc:
         return exc.message
@@ -362,6 +376,7 @@ def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
     if shared is not None:
         print(f"host: warning: {shared}", file=sys.stderr)
     os.environ.update(env)
+    note_serving(locate_store(None, settings.data_dir, env))
     folder = None
     if settings.metrics:
         folder = metrics_dir(settings.data_dir)

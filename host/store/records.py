@@ -30,6 +30,7 @@ __all__ = [
     "approval_id",
     "call_id",
     "iso",
+    "parse_iso",
 ]
 
 ACTED = 2
@@ -54,6 +55,21 @@ def iso(when: float, *, ms: bool = False) -> str:
     if ms:
         return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _number(value: float) -> float | int:
+    """``value``, a whole one as an int: the same JSON number, written as RFC 8785 writes it."""
+    return int(value) if value.is_integer() else value
+
+
+def parse_iso(text: str) -> float:
+    """The inverse of :func:`iso` (with or without ``ms``): a Unix time.
+
+    Raises:
+        ValueError: ``text`` is not such a time.
+    """
+    shape = "%Y-%m-%dT%H:%M:%S.%fZ" if "." in text else "%Y-%m-%dT%H:%M:%SZ"
+    return datetime.strptime(text, shape).replace(tzinfo=UTC).timestamp()
 
 
 def approval_id(principal: str, tool: str, question: str, key: str) -> str:
@@ -168,6 +184,13 @@ class AuditRecord:
             a client that cannot answer).
         note: What else happened to the call, when something did (a cancel that came while
             the act ran, too late to stop it).
+        kind: ``call`` (a call's record), ``started`` (an act about to run: the call's record if
+            its worker dies), ``decision`` (an approver's, or a request's end) or ``checkpoint``.
+        detail: A decision's ``request``, ``verdict`` and ``reason``; a checkpoint's ``key``
+            and ``signature``.
+        seq: Its place in the store's chain, once written (:mod:`host.store.chain`).
+        prev: The chain's previous record's hash, once written.
+        hash: Its own hash, once written.
     """
 
     id: str
@@ -183,10 +206,35 @@ class AuditRecord:
     duration_s: float = 0.0
     code: int | None = None
     note: str | None = None
+    kind: str = field(default="call", compare=False)
+    detail: Mapping[str, Any] = field(default_factory=dict)
+    seq: int | None = field(default=None, compare=False)
+    prev: str | None = field(default=None, compare=False)
+    hash: str | None = field(default=None, compare=False)
 
     def describe(self) -> dict[str, Any]:
-        """JSON-ready fields, as ``host audit --format json`` prints them (``note`` when set)."""
+        """JSON-ready fields, as ``host audit --format json`` prints them (``note`` when set).
+
+        Times are ISO 8601 in UTC; a written record has its chain's ``seq``, ``prev``, ``hash``.
+        """
+        described = self.entry()
+        if self.seq is not None:
+            described.update(seq=self.seq, prev=self.prev, hash=self.hash)
+        return described
+
+    def entry(self) -> dict[str, Any]:
+        """The fields the chain hashes, besides ``seq`` and ``prev``."""
+        if self.kind in ("decision", "checkpoint"):
+            return {
+                "kind": self.kind,
+                "id": self.id,
+                "time": iso(self.time, ms=True),
+                "principal": self.principal,
+                "tool": self.tool,
+                **self.detail,
+            }
         described = {
+            "kind": self.kind,
             "id": self.id,
             "time": iso(self.time, ms=True),
             "principal": self.principal,
@@ -197,12 +245,48 @@ class AuditRecord:
             "approvals": [dict(a) for a in self.approvals],
             "acted": self.acted,
             "incident": self.incident,
-            "duration_ms": round(self.duration_s * 1000, 1),
+            "duration_ms": _number(round(self.duration_s * 1000, 1)),
             "code": self.code,
         }
         if self.note is not None:
             described["note"] = self.note
         return described
+
+    @classmethod
+    def from_entry(
+        cls, entry: Mapping[str, Any], hash_: str | None = None, at: float | None = None
+    ) -> AuditRecord:
+        """The inverse of :meth:`describe` (what the chain keeps, with its ``hash``).
+
+        ``at`` is its time as the store indexes it (to the microsecond; the entry's is to the ms).
+
+        Raises:
+            KeyError, ValueError, TypeError: ``entry`` is not such a record.
+        """
+        kind = str(entry.get("kind", "call"))
+        seq, prev = entry.get("seq"), entry.get("prev")
+        when = parse_iso(entry["time"]) if at is None else at
+        common = (str(entry["id"]), when, entry["principal"], entry["tool"])
+        if kind in ("decision", "checkpoint"):
+            fixed = {"kind", "id", "time", "principal", "tool", "seq", "prev", "hash"}
+            detail = {k: v for k, v in entry.items() if k not in fixed}
+            return cls(*common, kind, kind=kind, detail=detail, seq=seq, prev=prev, hash=hash_)
+        return cls(
+            *common,
+            entry["outcome"],
+            entry["arguments"],
+            entry["answers"],
+            tuple(entry["approvals"]),
+            bool(entry["acted"]),
+            entry["incident"],
+            float(entry["duration_ms"]) / 1000,
+            entry["code"],
+            entry.get("note"),
+            kind=kind,
+            seq=seq,
+            prev=prev,
+            hash=hash_,
+        )
 
     def body(self) -> str:
         """What the store keeps besides the indexed fields, as one JSON text."""

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
+from host.store.chain import Chain
 from host.store.places import Places
 from host.store.records import Approval, AuditRecord
 from host.store.requests import ApprovalRequest
@@ -147,7 +148,13 @@ class Approvals(Protocol):
 
 
 class AuditLog(Protocol):
-    """One audit record per call, ranked, read newest first."""
+    """The store's audit chain: records appended with seq, prev and hash; read newest first.
+
+    Each call's newest entry is its record; a write for a call with an entry of equal or higher
+    rank appends nothing (:mod:`host.store.chain`).
+    """
+
+    chain: Chain
 
     def write(self, record: AuditRecord, rank: int, keep_s: float) -> bool:
         """Write ``record`` unless the call has one of equal or higher rank; whether it did."""
@@ -167,8 +174,16 @@ class AuditLog(Protocol):
         """The newest ``limit`` records matching every filter given, newest first."""
         ...
 
+    def head_seq(self) -> int:
+        """The seq of the chain's newest entry (0: none)."""
+        ...
+
+    def entries(self, after: int, limit: int) -> list[tuple[int, str, str]]:
+        """Up to ``limit`` chain entries after seq ``after``, in order: ``(seq, body, hash)``."""
+        ...
+
     def prune(self, before: float) -> int:
-        """Delete the records of calls that ended before ``before``; how many."""
+        """Delete the entries before the newest checkpoint older than ``before``; how many."""
         ...
 
 

@@ -80,6 +80,7 @@ from pathlib import Path
 
 from host.errors import Conflict, Forbidden, NotFound, StoreError
 from host.store.asks import UrlAsk, UrlAskRecords
+from host.store.chain import CHECKPOINT_EVERY
 from host.store.checks import (
     check_claim,
     check_filters,
@@ -94,6 +95,7 @@ from host.store.records import Approval, AuditRecord
 from host.store.requests import HISTORY_S, ApprovalRequest, Decision, Verdict
 from host.store.roles import Backend, Claims, Started
 from host.store.sessions import SessionBook
+from host.store.signing import Signer
 from host.store.values import DEFAULT_LEASE_S, ActState, Risk
 from host.store.waiting import poll_until, pop_waiting
 
@@ -415,8 +417,28 @@ class Store:
         return self._audit.query(tool, principal, since, limit)
 
     def prune_audit(self, before: float) -> int:
-        """Delete the records of calls that ended before ``before`` (Unix time); how many."""
+        """Delete the audit chain's entries before its newest checkpoint older than ``before``
+        (Unix time), so the chain stays verifiable from that checkpoint; how many."""
         return self._audit.prune(before)
+
+    def audit_entries(self, *, after: int = 0, limit: int = 500) -> list[tuple[int, str, str]]:
+        """The audit chain's entries after seq ``after``, in order: ``(seq, body, hash)``.
+
+        ``body`` is the entry's canonical JSON, ``hash`` its SHA-256 as written
+        (:mod:`host.store.chain`); :func:`host.store.chain_check.check_chain` checks them.
+        """
+        check_limit(limit)
+        return self._audit.entries(after, limit)
+
+    def audit_head(self) -> int:
+        """The seq of the audit chain's newest entry (0: none yet)."""
+        return self._audit.head_seq()
+
+    def sign_checkpoints(self, signer: Signer | None, *, every: int = CHECKPOINT_EVERY) -> None:
+        """Sign the audit chain's checkpoints with ``signer`` (None: write none), one at least
+        every ``every`` entries (and every hour)."""
+        self._audit.chain.signer = signer
+        self._audit.chain.every = every
 
     # -- approval requests -----------------------------------------------------------------------
 

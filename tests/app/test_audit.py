@@ -20,6 +20,8 @@ from host.protocol import Round
 from host.settings import Settings
 from host.store import open_store
 from host.store.records import ACTED, AuditRecord, approval_id
+from host.store.signing import Signer
+from host.store.sqlite import audit as sqlite_audit
 from host.testing import McpClient
 from support.paths import FIXTURES
 
@@ -190,18 +192,26 @@ def test_a_store_that_cannot_take_the_record_does_not_fail_the_call(
         holder.execute("ROLLBACK")
         holder.close()
 
+    # The record is held while the store refuses it, and written once it takes writes again.
     assert result.json() == {"ok": True}
-    assert len(mcp.audit.records()) == 1
-    [line] = [r for r in caplog.records if getattr(r, "event", None) == "audit_unwritten"]
-    assert (line.tool, line.outcome) == ("probe", "acted")  # type: ignore[attr-defined]
+    assert [r for r in caplog.records if getattr(r, "event", None) == "audit_held"]
+    deadline = time.monotonic() + 15
+    while len(mcp.audit.records()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(mcp.audit.records()) == 2
 
 
-def test_records_past_the_retention_period_are_pruned(tmp_path: Path) -> None:
+def test_records_past_the_retention_period_are_pruned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
     try:
         now = time.time()
+        store.sign_checkpoints(Signer.derived("k" * 32), every=1)
         old = AuditRecord("old", now - 7200, "alice", "probe", "acted")
-        store.write_audit(old, rank=ACTED, keep_s=86400)
+        with monkeypatch.context() as past:  # written, and its checkpoint signed, 2 hours ago
+            past.setattr(sqlite_audit.time, "time", lambda: now - 7200)
+            store.write_audit(old, rank=ACTED, keep_s=86400)
         observer = AuditObserver(store, retention_s=3600)
         ended = Round("probe", 1, "bob", time.monotonic(), nonce="n-1", ends=True)
 

@@ -226,9 +226,15 @@ def test_the_audit_record_is_written_when_the_task_ends(host: TaskHost) -> None:
         poll(lambda: _get(alice, acted["taskId"]), lambda t: t["status"] == "completed")
         alice.send("tasks/cancel", {"taskId": withdrawn["taskId"]})
         records = poll(
-            lambda: {"r": store.audit_records(tool="deploy")}, lambda r: len(r["r"]) >= 2
+            lambda: {"r": store.audit_records(tool="deploy")}, lambda r: len(r["r"]) >= 4
         )["r"]
-        assert sorted(r.outcome for r in records) == ["acted", "cancelled"], records
+        calls = sorted(r.outcome for r in records if r.kind != "decision")
+        assert calls == ["acted", "cancelled"], records
+        # Each request's end is in the trail too: bob's yes, and alice's task cancelled.
+        decided = {r.detail["request"]: (r.principal, r.detail["verdict"])
+                   for r in records if r.kind == "decision"}  # fmt: skip
+        cancelled = withdrawn["_meta"]["host/approval"]["request"]
+        assert decided == {request: ("bob", "approved"), cancelled: ("alice", "cancelled")}
     finally:
         store.close()
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from host.cli import main
 from host.store import open_store
 from support.approvals import SPECS, Site, make_tokens, round_trip, unique
 from support.inbox_http import Browser
@@ -176,7 +177,7 @@ def test_the_audit_record_names_the_request_and_its_approvers(site: Site) -> Non
     assert used["request"] == request and used["approved_by"] == ["bob"]
     (decision,) = used["decisions"]
     assert decision["principal"] == "bob" and decision["reason"] == "checked"
-    assert decision["verdict"] == "approve" and decision["at"] > 0
+    assert decision["verdict"] == "approve" and decision["time"].endswith("Z")  # ISO 8601 UTC
 
 
 def test_a_reload_that_changes_the_tool_voids_its_requests(site: Site) -> None:
@@ -357,3 +358,58 @@ def test_the_documented_receiver_accepts_the_hosts_posts_and_refuses_stale_ones(
     later = int(headers["X-Host-Timestamp"]) + 301
     namespace["time"] = types.SimpleNamespace(time=lambda: float(later))
     assert verified(raw, headers, WEBHOOK_SECRET) is False  # replayed five minutes later
+
+
+def _floats(value: Any) -> list[float]:
+    """Every number in ``value`` that reads as a Unix time (after 2001)."""
+    if isinstance(value, dict):
+        return [f for v in value.values() for f in _floats(v)]
+    if isinstance(value, list):
+        return [f for v in value for f in _floats(v)]
+    return [value] if isinstance(value, float | int) and value > 1e9 else []
+
+
+def test_each_decision_leaves_its_record_and_the_text_line_shows_it(
+    site: Site, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = site.servers[0].log.parent / "host"
+    rejected, approved, expired = unique("rej"), unique("app"), unique("exp")
+    no = site.call("alice", "rollback", rejected)["_meta"]["host/approval"]["request"]
+    site.api("bob", "POST", f"/{no}/reject", {"reason": "not during the freeze"})
+    yes = site.call("alice", "rollback", approved)["_meta"]["host/approval"]["request"]
+    site.api("bob", "POST", f"/{yes}/approve", {"reason": "checked the dashboard"})
+    assert not site.call("alice", "rollback", approved).get("isError")
+    late = site.call("alice", "purge_cache", expired)["_meta"]["host/approval"]["request"]
+    time.sleep(2.1)  # the request's own expiry
+    assert "Nobody decided in time" in json.dumps(site.call("alice", "purge_cache", expired))
+
+    def decisions() -> dict[str, Any]:
+        store = open_store(f"sqlite:///{data / 'store.db'}")
+        try:
+            found = store.audit_records(principal="bob", limit=100)
+            found += store.audit_records(tool="purge_cache", limit=100)
+        finally:
+            store.close()
+        return {r.detail["request"]: r for r in found if r.kind == "decision"}
+
+    deadline = time.monotonic() + 10
+    while not {no, yes, late} <= set(decisions()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    found = decisions()
+    assert (found[no].principal, found[no].detail["verdict"]) == ("bob", "rejected")
+    assert found[no].detail["reason"] == "not during the freeze"
+    assert (found[yes].principal, found[yes].detail["verdict"]) == ("bob", "approved")
+    assert (found[late].principal, found[late].detail["verdict"]) == ("(host)", "expired")
+
+    assert main(["audit", "--data-dir", str(data), "--limit", "1000"]) == 0
+    text = capsys.readouterr().out
+    assert re.search(rf'decision  request {no} rejected by bob \d\d:\d\dZ "not during the', text)
+    acted = next(line for line in text.splitlines() if approved in line and " acted " in line)
+    assert re.search(r'approved: approved by bob \d\d:\d\dZ "checked the dashboard"', acted)
+    assert re.search(rf"decision  request {late} expired \d\d:\d\dZ", text)
+
+    # No Unix times in any output: the trail, the API, host approvals.
+    assert main(["audit", "--data-dir", str(data), "--format", "json", "--limit", "1000"]) == 0
+    assert _floats(json.loads(capsys.readouterr().out)) == []
+    status, body = site.api("bob", "GET", f"/{no}")
+    assert status == 200 and _floats(body) == []

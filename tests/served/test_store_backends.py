@@ -24,6 +24,7 @@ from host.errors import StoreError
 from host.store import ActClaim, ActState, Lock, Store, open_store
 from host.store.asks import AskField, UrlAsk, new_ask_id
 from host.store.records import ACTED, ENDED, AuditRecord, approval_id
+from host.store.signing import Signer
 from support.freezing import frozen
 
 pytestmark = pytest.mark.served
@@ -554,14 +555,23 @@ def test_audit_records_are_filtered_newest_first(store: Store, key: str) -> None
     assert ids(principal=f"{key}-alice", tool=tool, since=now - 20, limit=5) == ["4"]
 
 
-def test_pruning_deletes_what_is_older_than_the_cutoff(store: Store, key: str) -> None:
+def test_pruning_deletes_what_a_checkpoint_older_than_the_cutoff_follows(
+    store: Store, key: str
+) -> None:
+    # The chain stays verifiable: it is cut just before a checkpoint, which then starts it.
+    store.sign_checkpoints(Signer.derived("k" * 32), every=1)
     now = time.time()
     store.write_audit(_record(f"{key}-old", key, "alice", now - 100), rank=ACTED, keep_s=3600)
+    cutoff = time.time() + 0.001
+    while time.time() <= cutoff:
+        time.sleep(0.001)
     store.write_audit(_record(f"{key}-new", key, "alice", now), rank=ACTED, keep_s=3600)
 
-    assert store.prune_audit(now - 50) >= 1
+    assert store.prune_audit(cutoff) >= 1
     assert [r.id for r in store.audit_records(tool=key)] == [f"{key}-new"]
     assert store.audit_records(principal="alice", since=now - 1, limit=1000)
+    entries = store.audit_entries(limit=1000)
+    assert '"kind":"checkpoint"' in entries[0][1]
 
 
 def test_a_bad_limit_is_a_programming_error(store: Store) -> None:

@@ -14,6 +14,7 @@ import shutil
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -181,15 +182,29 @@ def test_workers_recover_by_themselves_once_a_full_disk_has_room_again(
     rounds = [final_round(server, f"after-{n}") for n in range(10)]
 
     assert [status for status, _ in rounds] == [200] * 10, rounds
-    # No act ran without its audit record: each final round that acted left one (a lost act's
-    # among them, whose reads wait for its time), and each refused one ran nothing.
-    with sqlite3.connect(disk / "store.db") as db:
-        bodies = [body for (body,) in db.execute("SELECT body FROM store_audit")]
+
+    # No act ran without its audit record: each final round that acted left its own (held while
+    # the disk was full, written once it had room), and each refused one ran nothing.
+    def acted_records() -> list[str]:
+        with sqlite3.connect(disk / "store.db") as db:
+            query = "SELECT body FROM store_audit_chain WHERE kind = 'call' ORDER BY seq"
+            return [body for (body,) in db.execute(query)]
+
     # NOTE: a record keeps a long argument bounded (its hash, size and first bytes), so each
     # call is found by the word's start: a whole 20 KB word is never in a record.
-    for word, status in zip(words, refused, strict=True):
-        mark = word[: word.index("-", len("during-")) + 1]
+    marks = [w[: w.index("-", len("during-")) + 1] for w in words]
+    acted = [m for m, status in zip(marks, refused, strict=True) if status == 200]
+    assert wait_until(lambda: all(any(m in b for b in acted_records()) for m in acted), 15)
+    bodies = acted_records()
+    for mark, status in zip(marks, refused, strict=True):
         assert any(mark in body for body in bodies) == (status == 200), (mark, status)
+    verified = subprocess.run(
+        [sys.executable, "-m", "host", "audit", "verify", "--data-dir", str(disk)],
+        capture_output=True,
+        text=True,
+    )
+    assert verified.returncode == 0, verified.stderr
+    assert "chain intact from seq 1 to" in verified.stdout
     # A metrics file the full disk could not hold was removed, not left empty: a scrape, and
     # the master folding in an exited worker, would fail on an empty one.
     assert [p.name for p in (disk / "metrics").rglob("*.db") if p.stat().st_size == 0] == []

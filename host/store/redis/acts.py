@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from host.store.chain import prepare
 from host.store.records import STARTED
-from host.store.redis.audit import WRITE_FUNCTION, RedisAudit
+from host.store.redis.audit import APPEND_FUNCTIONS, RedisAudit
 from host.store.redis.client import RedisClient, ms
 from host.store.roles import Started
 from host.store.values import LAPSED, ActState
@@ -36,17 +37,19 @@ end
 """
 
 # ARGV: token, incident, ttl_ms, lease_ms. {1} when claimed, else {0, state...}.
-# With KEYS[3..7] and ARGV[5..11] (an audit record's), the claim writes that record too.
+# With KEYS[3..] and ARGV[5..] (the audit chain's), the claim appends that record too; {2} when
+# the chain's head moved since the record was linked.
 _CLAIM = (
     _STATE
-    + WRITE_FUNCTION
+    + APPEND_FUNCTIONS
     + """
 local found = state()
 if found then return {0, found[1], found[2], found[3], found[4]} end
+if #KEYS > 2 and not chain_ok(3, 5) then return {2} end
 redis.call('hset', KEYS[1], 'owner', ARGV[1], 'incident', ARGV[2], 'ttl', ARGV[3])
 redis.call('pexpire', KEYS[1], math.max(tonumber(ARGV[3]), tonumber(ARGV[4])))
 redis.call('set', KEYS[2], ARGV[1], 'PX', ARGV[4])
-if #KEYS > 2 then write_audit(3, 5) end
+if #KEYS > 2 then append_chain(3, 5) end
 return {1}
 """
 )
@@ -163,11 +166,17 @@ class RedisActs:
         ``started``'s record is written by the same script, if the claim is taken.
         """
         keys, args = self.keys(key), [token, incident, ms(ttl_s), ms(lease_s)]
-        if started is not None:
-            more_keys, more_args = self._audit.script_input(started[0], STARTED, started[1])
-            keys, args = keys + more_keys, args + more_args
+
+        def run(keys: list[str], args: list[Any]) -> list[Any] | None:
+            reply = list(self._claim(keys=keys, args=args))
+            return None if reply[0] == 2 else reply
+
         with self._client.errors("claim an act in"):
-            reply = self._claim(keys=keys, args=args)
+            if started is None:
+                reply = list(self._claim(keys=keys, args=args))
+            else:
+                entry = [prepare(started[0], STARTED)]
+                reply = self._audit.appending(entry, keys, args, run)[0]
         if reply[0] == 1:
             return None
         found = to_state(list(reply[1:]))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import sqlite3
 import time
 
+from host.store.chain import Chain, prepare
 from host.store.records import STARTED
 from host.store.roles import Started
 from host.store.sqlite import audit
@@ -144,11 +145,13 @@ class SqliteActs:
     Args:
         pool: The store's connections.
         durable: The store's group commits, for claims and results.
+        chain: The store's audit chain, which a claim appends its act's record to.
     """
 
-    def __init__(self, pool: Connections, durable: DurableWrites) -> None:
+    def __init__(self, pool: Connections, durable: DurableWrites, chain: Chain) -> None:
         self._pool = pool
         self._durable = durable
+        self._chain = chain
 
     def claim(
         self,
@@ -165,12 +168,12 @@ class SqliteActs:
         """
 
         # NOTE: the record's JSON is made before the write lock is taken, not while holding it.
-        row = audit.row(started[0], STARTED) if started is not None else None
+        entry = [prepare(started[0], STARTED)] if started is not None else []
 
         def apply(conn: sqlite3.Connection) -> ActState | None:
             found = claim(conn, key, token, incident, ttl_s, lease_s)
-            if found is None and row is not None:
-                conn.execute(audit.UPSERT, row)
+            if found is None and entry:
+                audit.append(conn, self._chain, entry, time.time())
             return found
 
         return self._durable.run(apply)

@@ -1,21 +1,25 @@
-"""Audit records in SQLite: one row per call, written in one statement, read newest first.
+"""Audit records in SQLite: the store's chain of entries, appended in the writer's transaction.
 
-A row's ``rank`` settles which of several writers for one call wins (see
-:data:`host.store.records.ACTED`): the upsert replaces a row only with one of higher rank, in
-the same statement, so concurrent writers need no read first.
+Every record is one row of ``store_audit_chain``, keyed by its ``seq``; a call whose record is
+replaced (see :data:`host.store.records.ACTED`) gets a new row, and readers see the newest row of
+each call. Rows are only ever appended: the transaction that appends reads the chain's head and
+each call's newest rank first, under the write lock, so the sequence has no gap across processes
+(:mod:`host.store.chain`).
 
 NOTE: every call's last round writes a row, and each index costs that write about a fifth more;
-so there are two besides the call id's: by time (every query, and pruning) and by tool. A query by
-principal alone walks the time index newest first, which stops as soon as it has ``limit`` rows.
+so there are three besides the primary key: by call id (the rank check and the newest row of a
+call), by time (every query) and by tool, and a partial one for the few checkpoints.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from host.store.chain import Chain, Head, Link, Prepared, prepare
 from host.store.records import STARTED, AuditRecord
 from host.store.sqlite.journal import Journal
 from host.store.sqlite.pool import Connections
@@ -24,56 +28,95 @@ from host.store.sqlite.sweep import Role, Sweeping
 __all__ = [
     "AUDIT_WAIT_S",
     "SCHEMA",
-    "UPSERT",
     "SqliteAudit",
+    "append",
+    "chain_rows",
+    "head",
     "prune",
     "query",
-    "row",
-    "write",
-    "write_many",
 ]
 
 #: How long an audit record's write waits for another process's write lock. Writers hold it for
-#: well under a millisecond; a lock held longer is a stuck writer, and the record is given up.
+#: well under a millisecond; a lock held longer is a stuck writer, and the write fails.
 AUDIT_WAIT_S = 1.0
 
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS store_audit (
-    seq INTEGER PRIMARY KEY,   -- insertion order, a tie-break for records of the same time
-    id TEXT NOT NULL UNIQUE,   -- the call's id
+CREATE TABLE IF NOT EXISTS store_audit_chain (
+    seq INTEGER PRIMARY KEY,   -- the chain's sequence: 1, 2, 3, ... with no gap
+    id TEXT NOT NULL,          -- the call's id (a decision's, a checkpoint's)
     at REAL NOT NULL,          -- Unix time the call ended
     principal TEXT NOT NULL,
     tool TEXT NOT NULL,
     rank INTEGER NOT NULL,
-    body TEXT NOT NULL         -- AuditRecord.body()
+    kind TEXT NOT NULL,
+    body TEXT NOT NULL,        -- the entry's canonical JSON (RFC 8785), with seq and prev
+    hash TEXT NOT NULL         -- SHA-256 of body
 );
-CREATE INDEX IF NOT EXISTS store_audit_at ON store_audit (at);
-CREATE INDEX IF NOT EXISTS store_audit_tool ON store_audit (tool, at);
+CREATE INDEX IF NOT EXISTS store_audit_chain_id ON store_audit_chain (id, seq);
+CREATE INDEX IF NOT EXISTS store_audit_chain_at ON store_audit_chain (at);
+CREATE INDEX IF NOT EXISTS store_audit_chain_tool ON store_audit_chain (tool, at);
+CREATE INDEX IF NOT EXISTS store_audit_chain_cp ON store_audit_chain (seq)
+    WHERE kind = 'checkpoint';
 """
 
-
-UPSERT = (
-    "INSERT INTO store_audit (id, at, principal, tool, rank, body)"
-    " VALUES (?, ?, ?, ?, ?, ?)"
-    " ON CONFLICT (id) DO UPDATE SET at = excluded.at, principal = excluded.principal,"
-    " tool = excluded.tool, rank = excluded.rank, body = excluded.body"
-    " WHERE excluded.rank > store_audit.rank"
+_INSERT = (
+    "INSERT INTO store_audit_chain (seq, id, at, principal, tool, rank, kind, body, hash)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
-def row(record: AuditRecord, rank: int) -> tuple[str, float, str, str, int, str]:
-    """The parameters of :data:`UPSERT` for ``record`` at ``rank``."""
-    return (record.id, record.time, record.principal, record.tool, rank, record.body())
+def head(conn: sqlite3.Connection) -> Head:
+    """The chain's newest entry and newest checkpoint."""
+    last = conn.execute(
+        "SELECT seq, hash FROM store_audit_chain ORDER BY seq DESC LIMIT 1"
+    ).fetchone()
+    if last is None:
+        return Head()
+    cp = conn.execute(
+        "SELECT seq, at FROM store_audit_chain WHERE kind = 'checkpoint' ORDER BY seq DESC LIMIT 1"
+    ).fetchone()
+    return Head(int(last[0]), str(last[1]), *((int(cp[0]), float(cp[1])) if cp else (0, None)))
 
 
-def write(conn: sqlite3.Connection, record: AuditRecord, rank: int) -> bool:
-    """Insert ``record``, or replace the call's record if it has a lower rank; whether it did."""
-    return conn.execute(UPSERT, row(record, rank)).rowcount == 1
+def append(
+    conn: sqlite3.Connection, chain: Chain, records: Sequence[Prepared], now: float
+) -> list[Link]:
+    """Append each record whose call has none of equal or higher rank; the entries appended.
+
+    Call it inside a write transaction: the head and the ranks it reads must not move.
+    """
+    ranks = _ranks(conn, {p.record.id for p in records})
+    kept: list[Prepared] = []
+    for prepared in records:
+        call = prepared.record.id
+        current = ranks.get(call)
+        if current is not None and current >= prepared.rank:
+            continue
+        ranks[call] = prepared.rank
+        kept.append(prepared)
+    if not kept:
+        return []
+    links = chain.link(head(conn), kept, now)
+    conn.executemany(
+        _INSERT,
+        [(k.seq, k.id, k.at, k.principal, k.tool, k.rank, k.kind, k.body, k.hash) for k in links],
+    )
+    return links
 
 
-def write_many(conn: sqlite3.Connection, records: Sequence[tuple[AuditRecord, int]]) -> None:
-    """:func:`write` each record with its rank, in order, in one statement's prepared form."""
-    conn.executemany(UPSERT, [row(record, rank) for record, rank in records])
+def _ranks(conn: sqlite3.Connection, calls: set[str]) -> dict[str, int]:
+    """The rank of each call's newest entry, for the calls that have one."""
+    found: dict[str, int] = {}
+    listed = sorted(calls)
+    for start in range(0, len(listed), 500):
+        chunk = listed[start : start + 500]
+        rows = conn.execute(
+            "SELECT id, rank FROM store_audit_chain"
+            f" WHERE id IN ({','.join('?' * len(chunk))}) ORDER BY seq",
+            chunk,
+        )
+        found.update((str(call), int(rank)) for call, rank in rows)  # NOTE: the newest wins
+    return found
 
 
 def query(
@@ -83,29 +126,69 @@ def query(
     since: float | None,
     limit: int,
 ) -> list[AuditRecord]:
-    """The newest ``limit`` records matching every filter given, newest first."""
+    """The newest ``limit`` records matching every filter given, newest first (each call's
+    newest entry; checkpoints left out)."""
     # NOTE: a lost act's record, written before it ran, shows once its round could have ended.
-    where = [f"(rank > {STARTED} OR at <= ?)"]
+    where = ["kind != 'checkpoint'", f"(rank > {STARTED} OR at <= ?)"]
     params: list[str | float] = [time.time()]
     for column, value in (("tool", tool), ("principal", principal), ("at", since)):
         if value is not None:
             where.append(f"{column} >= ?" if column == "at" else f"{column} = ?")
             params.append(value)
+    where.append(
+        "NOT EXISTS (SELECT 1 FROM store_audit_chain n WHERE n.id = a.id AND n.seq > a.seq)"
+    )
     rows = conn.execute(
-        "SELECT id, at, principal, tool, body FROM store_audit"
+        "SELECT body, hash, at FROM store_audit_chain a"
         f" WHERE {' AND '.join(where)} ORDER BY at DESC, seq DESC LIMIT ?",
         (*params, limit),
     ).fetchall()
-    return [AuditRecord.from_body(*row) for row in rows]
+    return [AuditRecord.from_entry(json.loads(body), hash_, at) for body, hash_, at in rows]
+
+
+def chain_rows(conn: sqlite3.Connection, after: int, limit: int) -> list[tuple[int, str, str]]:
+    """Up to ``limit`` entries after seq ``after``, in order: ``(seq, body, hash)``."""
+    rows = conn.execute(
+        "SELECT seq, body, hash FROM store_audit_chain WHERE seq > ? ORDER BY seq LIMIT ?",
+        (after, limit),
+    ).fetchall()
+    return [(int(seq), str(body), str(hash_)) for seq, body, hash_ in rows]
 
 
 def prune(conn: sqlite3.Connection, before: float) -> int:
-    """Delete the records of calls that ended before ``before``; how many."""
-    return int(conn.execute("DELETE FROM store_audit WHERE at < ?", (before,)).rowcount)
+    """Delete the entries before the newest checkpoint older than ``before``; how many.
+
+    The chain then starts at that checkpoint, so it stays verifiable.
+    """
+    cut = conn.execute(
+        "SELECT MAX(seq) FROM store_audit_chain WHERE kind = 'checkpoint' AND at < ?", (before,)
+    ).fetchone()[0]
+    if cut is None:
+        return 0
+    return int(conn.execute("DELETE FROM store_audit_chain WHERE seq < ?", (cut,)).rowcount)
+
+
+_OLD_TABLE = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_audit'"
+
+
+def migrate(conn: sqlite3.Connection, chain: Chain) -> int:
+    """Chain the records of a store written before the chain (table ``store_audit``), once."""
+    if not conn.execute(_OLD_TABLE).fetchone():
+        return 0
+    rows: Iterable[tuple[str, float, str, str, int, str]] = conn.execute(
+        "SELECT id, at, principal, tool, rank, body FROM store_audit ORDER BY seq"
+    ).fetchall()
+    records = [
+        prepare(AuditRecord.from_body(call, at, who, tool, body), rank)
+        for call, at, who, tool, rank, body in rows
+    ]
+    appended = append(conn, chain, records, time.time()) if records else []
+    conn.execute("DROP TABLE store_audit")
+    return len(appended)
 
 
 class SqliteAudit(Role):
-    """The audit records of one SQLite store.
+    """The audit chain of one SQLite store.
 
     NOTE: writes wait at most :data:`AUDIT_WAIT_S` for another process's write lock, not the
     usual busy timeout: a stuck writer must not hold every call's answer for that long.
@@ -117,6 +200,12 @@ class SqliteAudit(Role):
 
     def __init__(self, pool: Connections, writes: Sweeping) -> None:
         super().__init__(pool, writes)
+        self.chain = Chain()
+        with self._pool.connection() as conn:
+            old = conn.execute(_OLD_TABLE).fetchone()
+        if old:
+            with self._pool.write() as conn:
+                migrate(conn, self.chain)
         self._journal = Journal(Path(f"{pool.path}-acts"), self._replay)  # store.db-acts-*.log
         # NOTE: a store opened after a crash writes the records its dead workers left at once,
         # and every process's sweep looks for workers that die later.
@@ -124,27 +213,29 @@ class SqliteAudit(Role):
         self._journal.watch()
 
     def write(self, record: AuditRecord, rank: int, keep_s: float) -> bool:
-        """Write ``record`` unless the call has one of equal or higher rank; whether it did."""
+        """Append ``record`` unless the call has one of equal or higher rank; whether it did."""
+        prepared = [prepare(record, rank)]
         with self._pool.write(wait_s=AUDIT_WAIT_S) as conn:
-            return write(conn, record, rank)
+            return bool(append(conn, self.chain, prepared, time.time()))
 
     def started(self, record: AuditRecord, keep_s: float) -> None:
         """Keep a first round's act's record, durably, before it starts: in this process's
-        journal, written into the table by whoever finds the process dead."""
+        journal, written into the chain by whoever finds the process dead."""
         self._journal.append(record, keep_s)
 
     def _replay(self, records: list[tuple[AuditRecord, float]]) -> None:
-        with self._pool.write(wait_s=AUDIT_WAIT_S) as conn:
-            write_many(conn, [(record, STARTED) for record, _ in records])
+        self.write_many([(record, STARTED) for record, _ in records], 0.0)
 
     def close(self) -> None:
         """Stop the journal's sweep and let go of this process's journal files."""
         self._journal.close()
 
     def write_many(self, records: Sequence[tuple[AuditRecord, int]], keep_s: float) -> None:
-        """Write each record with its rank, in order, in one transaction."""
+        """Append each record with its rank, in order, in one transaction."""
+        # NOTE: the entries' JSON is made before the write lock is taken, not while holding it.
+        prepared = [prepare(record, rank) for record, rank in records]
         with self._pool.write(wait_s=AUDIT_WAIT_S) as conn:
-            write_many(conn, records)
+            append(conn, self.chain, prepared, time.time())
 
     def query(
         self, tool: str | None, principal: str | None, since: float | None, limit: int
@@ -153,7 +244,17 @@ class SqliteAudit(Role):
         with self._pool.connection() as conn:
             return query(conn, tool, principal, since, limit)
 
+    def head_seq(self) -> int:
+        """The seq of the chain's newest entry (0: none)."""
+        with self._pool.connection() as conn:
+            return head(conn).seq
+
+    def entries(self, after: int, limit: int) -> list[tuple[int, str, str]]:
+        """Up to ``limit`` chain entries after seq ``after``, in order."""
+        with self._pool.connection() as conn:
+            return chain_rows(conn, after, limit)
+
     def prune(self, before: float) -> int:
-        """Delete the records of calls that ended before ``before``; how many."""
+        """Delete the entries before the newest checkpoint older than ``before``; how many."""
         with self._writes.write() as conn:
             return prune(conn, before)

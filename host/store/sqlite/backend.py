@@ -83,11 +83,11 @@ class SqliteBackend:
             # executescript() runs the text as is, so this is one transaction of its own.
             conn.executescript("BEGIN IMMEDIATE;" + _SCHEMA + "".join(schema) + "COMMIT;")
         writes = Sweeping(self.pool, sweep_every_s)
-        self.acts = acts.SqliteActs(self.pool, DurableWrites(self.pool))
+        self.audit = audit.SqliteAudit(self.pool, writes)
+        self.acts = acts.SqliteActs(self.pool, DurableWrites(self.pool), self.audit.chain)
         self.records = records.SqliteRecords(self.pool, writes)
         self.queues = queues.SqliteQueues(self.pool, writes, watch_every_s)
         self.approvals = approvals.SqliteApprovals(self.pool, writes)
-        self.audit = audit.SqliteAudit(self.pool, writes)
         self.requests = requests.SqliteRequests(self.pool, writes)
         self.places = places.SqlitePlaces(self.pool, writes)
         self.sessions = sessions.SqliteSessions(self.pool, writes)
