@@ -31,7 +31,9 @@ def test_host_audit_shows_the_look_alike_caller_and_approver_for_what_they_are()
     record = AuditRecord(
         "c1", 1_796_000_000.0, LOOK_ALIKE, "restart_service", "acted",
         approvals=({"request": "apr_1", "via": "approvers", "status": "approved",
-                    "approved_by": [LOOK_ALIKE]},),
+                    "approved_by": [LOOK_ALIKE],
+                    "decisions": [{"principal": LOOK_ALIKE, "verdict": "approve",
+                                   "reason": "", "time": "2026-11-30T00:53:00.000Z"}]},),
     )  # fmt: skip
     text = line(record)
     assert f"  {LOOK_ALIKE} (U+0456)  restart_service" in text
