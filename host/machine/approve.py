@@ -19,6 +19,7 @@ from host.machine.remember import Remember
 from host.machine.shown import render_shown
 from host.machine.types import CallContext, Ending, Outcome
 from host.spec.templates import Renderer
+from host.times import iso
 
 __all__ = [
     "DEFAULT_APPROVE_ENDINGS",
@@ -116,7 +117,7 @@ def pending(tool: str, decided: Decided, ctx: CallContext) -> Outcome:
             "request": decided.request,
             "status": "pending",
             "needed": decided.needed,
-            "expires": decided.expires,
+            "expires": iso(decided.expires),
         }
     }
     return replace(Outcome.error(text), approval=decided, meta=meta)
@@ -134,7 +135,7 @@ def spent(tool: str, decided: Decided) -> Outcome:
             "request": decided.request,
             "status": "spent",
             "needed": decided.needed,
-            "expires": decided.expires,
+            "expires": iso(decided.expires),
         }
     }
     return replace(Outcome.error(text), approval=decided, meta=meta)

@@ -14,12 +14,12 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from host import ids
 from host.jsonvalues import encoder
 from host.store.checks import check_filters, check_ttl
+from host.times import iso, parse_iso
 
 __all__ = [
     "ACTED",
@@ -49,27 +49,9 @@ is when its round would have ended by, and reads leave it out until then."""
 _BODY = encoder(default=str)
 
 
-def iso(when: float, *, ms: bool = False) -> str:
-    """A Unix time as ISO 8601 in UTC: ``2026-07-28T09:30:00Z`` (``...:00.250Z`` with ``ms``)."""
-    moment = datetime.fromtimestamp(when, tz=UTC)
-    if ms:
-        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _number(value: float) -> float | int:
     """``value``, a whole one as an int: the same JSON number, written as RFC 8785 writes it."""
     return int(value) if value.is_integer() else value
-
-
-def parse_iso(text: str) -> float:
-    """The inverse of :func:`iso` (with or without ``ms``): a Unix time.
-
-    Raises:
-        ValueError: ``text`` is not such a time.
-    """
-    shape = "%Y-%m-%dT%H:%M:%S.%fZ" if "." in text else "%Y-%m-%dT%H:%M:%SZ"
-    return datetime.strptime(text, shape).replace(tzinfo=UTC).timestamp()
 
 
 def approval_id(principal: str, tool: str, question: str, key: str) -> str:

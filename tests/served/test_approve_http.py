@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from host.times import parse_iso
 from support.approvals import (
     SECRET,
     SPECS,
@@ -106,7 +107,8 @@ def test_approval_after_the_wait_lets_the_next_call_act_once(either: Site) -> No
     first = site.call("alice", "rollback", service)
     assert first["isError"] is True
     meta = first["_meta"]["host/approval"]
-    assert meta["status"] == "pending" and meta["needed"] == 1 and meta["expires"] > time.time()
+    assert meta["status"] == "pending" and meta["needed"] == 1
+    assert parse_iso(meta["expires"]) > time.time()  # ISO 8601 UTC, as every time shown
     text = first["content"][0]["text"]
     assert meta["request"] in text and "ops:approve" in text and "same arguments" in text
     assert (

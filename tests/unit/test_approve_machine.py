@@ -94,7 +94,7 @@ def test_pending_ends_with_a_tool_error_and_meta(handlers: Path) -> None:
         "request": "apr_1",
         "status": "pending",
         "needed": 1,
-        "expires": 2_000_000_000.0,
+        "expires": "2033-05-18T03:33:20Z",  # ISO 8601 UTC, as every time shown
     }
 
 

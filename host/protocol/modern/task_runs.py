@@ -31,11 +31,12 @@ from host.protocol.context import RequestContext
 from host.protocol.core import Call, ToolHost
 from host.protocol.digests import digest
 from host.protocol.jsonrpc import INVALID_PARAMS
-from host.protocol.modern.task_views import APPROVAL_META, iso
+from host.protocol.modern.task_views import APPROVAL_META
 from host.protocol.revisions import MODERN
 from host.protocol.url_asks import ASK_TTL_S, ask_of
 from host.store.requests import ApprovalRequest
 from host.store.tasks import TaskBook, TaskRecord
+from host.times import iso
 
 __all__ = ["AFTER_S", "TaskRuns", "binding_of", "caller_of", "ended_round", "pages_of"]
 
@@ -318,7 +319,7 @@ def _waiting_approval(task: TaskRecord, ended: Waiting) -> TaskRecord:
     who = " or ".join(decided.approvers) or "an approver"
     message = (
         f"Waiting for {left} approval{'s' if left != 1 else ''} from someone holding {who} "
-        f"(request {decided.request}, expires {iso(decided.expires)})."
+        f"(request {decided.request}, expires {iso(decided.expires, ms=True)})."
     )
     meta = dict((outcome.meta or {}).get(APPROVAL_META) or {})
     return task.changed(

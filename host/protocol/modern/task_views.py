@@ -8,12 +8,12 @@ carries ``_meta["host/approval"]`` as the pending result of a held call does.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from host.errors import ProtocolError
 from host.protocol.jsonrpc import INVALID_PARAMS, error
 from host.store.tasks import TaskRecord
+from host.times import iso
 
 __all__ = ["APPROVAL_META", "POLL_MS", "created", "not_found", "task_view"]
 
@@ -21,12 +21,6 @@ __all__ = ["APPROVAL_META", "POLL_MS", "created", "not_found", "task_view"]
 POLL_MS = 2000
 
 APPROVAL_META = "host/approval"
-
-
-def iso(at: float) -> str:
-    """Unix time ``at`` as ISO 8601 UTC, to the millisecond."""
-    text = datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds")
-    return text.replace("+00:00", "Z")
 
 
 def not_found() -> ProtocolError:
@@ -39,8 +33,8 @@ def _base(task: TaskRecord, meta: Mapping[str, Any]) -> dict[str, Any]:
         "taskId": task.id,
         "status": task.status,
         "statusMessage": task.message,
-        "createdAt": iso(task.created),
-        "lastUpdatedAt": iso(task.updated or task.created),
+        "createdAt": iso(task.created, ms=True),
+        "lastUpdatedAt": iso(task.updated or task.created, ms=True),
         "ttlMs": int(task.ttl_s * 1000),
         "pollIntervalMs": POLL_MS,
     }
