@@ -72,7 +72,7 @@ PARTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("host/observers/audit.py", "lost_record"),
         ("host/protocol/core.py", "_lost_record"),
         # NOTE: a first round's act writes it alone; a claimed act's goes in with its claim.
-        ("host/store/shared.py", "write_audit"),
+        ("host/store/auditing.py", "write_audit"),
     ),
     "handler pool handoffs": (
         ("host/machine/timing.py", "call"),

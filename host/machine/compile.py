@@ -17,8 +17,10 @@ from host.machine.forms import Form, confirm_form
 from host.machine.keys import names_key, template_key
 from host.machine.locking import LockStep, lock_step
 from host.machine.remember import Remember
-from host.machine.run import Ending, Machine, QuestionStep, ReadStep
+from host.machine.run import Machine
+from host.machine.steps import QuestionStep, ReadStep
 from host.machine.timing import DEFAULT_ACT_S, DEFAULT_READ_S
+from host.machine.types import Ending
 from host.machine.url_ask import UrlAskStep
 from host.spec.model import (
     Act,

@@ -18,11 +18,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from host.errors import AnswerMismatch
+from host.machine.approve import ApproveStep
 from host.machine.bind import Handler
 from host.machine.gate import ApprovalAsk, Decided
 from host.machine.pages import PageAsk, Ticket
-from host.machine.run import ApproveStep, Machine, QuestionStep, ReadStep, UrlAskStep
+from host.machine.run import Machine
+from host.machine.steps import QuestionStep, ReadStep
 from host.machine.types import Answer, CallContext, Outcome, Question, given
+from host.machine.url_ask import UrlAskStep
 
 __all__ = ["Plan", "PlannedRound", "assumed_answer", "mismatch_text", "plan_call"]
 

@@ -6,13 +6,14 @@ Knows tools only as compiled machines and nothing of YAML or HTTP: a transport h
 
 Where things live: the two eras are subpackages, ``modern`` (``requestState``, the ``_meta``
 envelope and its headers) and ``legacy`` (sessions, the stream relay, the fallback tool, the GET
-stream); everything they share is here. ``calls`` sets up a ``tools/call`` and advances it for
-both; ``core`` advances a call one round; ``answers`` owns which answers count; ``streams`` runs
-a call beside its request so progress and log messages go out live; ``revisions`` is the one
-table of MCP revisions and ``adapt`` translates for older ones at the edge; ``elicitation`` is
-the kill switches' one decision; ``seal`` and ``digests`` make the tokens a client carries;
-``events`` tells observers about rounds and refused requests; ``approvals`` binds a round's
-remembered approvals to its caller and tool.
+stream); everything they share is here. ``calls`` sets up a ``tools/call`` and advances it for both;
+``core`` advances a call one round (``steps`` is what it takes and gives back, ``endings`` how a
+call ends without its act, ``elicit_modes`` which ways of asking a client declared); ``answers``
+owns which answers count; ``streams`` runs a call beside its request so progress and log messages go
+out live; ``revisions`` is the one table of MCP revisions and ``adapt`` translates for older ones at
+the edge; ``elicitation`` is the kill switches' one decision; ``seal`` and ``digests`` make the
+tokens a client carries; ``events`` tells observers about rounds and refused requests; ``approvals``
+binds a round's remembered approvals to its caller and tool.
 """
 
 from __future__ import annotations
@@ -23,15 +24,9 @@ from pathlib import Path
 from host.machine import Machine
 from host.protocol.answers import Ledger
 from host.protocol.context import RequestContext
-from host.protocol.core import (
-    Asked,
-    Call,
-    Elicitation,
-    Finished,
-    Step,
-    ToolHost,
-    can_elicit_form,
-)
+from host.protocol.core import ToolHost
+from host.protocol.elicit_modes import can_elicit_form
+from host.protocol.elicitation import Elicitation
 from host.protocol.endpoint import Endpoint, Era, Reply, Sessions
 from host.protocol.events import (
     LogObserver,
@@ -48,6 +43,7 @@ from host.protocol.modern.era import ModernProtocol
 from host.protocol.modern.state import Binding, StateSealer
 from host.protocol.redaction import FieldCipher
 from host.protocol.revisions import LEGACY_VERSIONS, MODERN_VERSIONS, REVISIONS, Revision
+from host.protocol.steps import Asked, Call, Finished, Step
 from host.protocol.streams import EventStream
 from host.protocol.url_asks import UrlAskBook
 from host.spec.model import Server

@@ -20,9 +20,11 @@ from host.machine import Machine
 from host.protocol import adapt
 from host.protocol.answers import Ledger
 from host.protocol.context import RequestContext, trace_context
-from host.protocol.core import Asked, Call, Finished, ToolHost, awaits_approval
+from host.protocol.core import ToolHost
+from host.protocol.endings import awaits_approval
 from host.protocol.jsonrpc import INVALID_PARAMS, MISSING_CAPABILITY, error
 from host.protocol.revisions import Revision
+from host.protocol.steps import Asked, Call, Finished
 from host.protocol.streams import Notifier
 
 __all__ = [

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +22,9 @@ from host.machine import (
     NO_APPROVALS,
     NO_GATE,
     CallContext,
-    Ending,
     Machine,
     NeedInput,
-    Once,
     Outcome,
-    ProgressSink,
-    Question,
 )
 from host.machine.pages import NO_URL_ASKS
 from host.protocol.acts import Acts
@@ -37,7 +32,9 @@ from host.protocol.answers import Ledger
 from host.protocol.approvals import StoreApprovals
 from host.protocol.context import RequestContext
 from host.protocol.digests import digest
-from host.protocol.elicitation import ELICITATION_DISABLED_MESSAGE, Elicitation
+from host.protocol.elicit_modes import cannot_ask, missing_modes
+from host.protocol.elicitation import Elicitation
+from host.protocol.endings import awaits_approval, changed, refused
 from host.protocol.events import (
     ActObserver,
     LogObserver,
@@ -50,112 +47,15 @@ from host.protocol.events import (
 from host.protocol.gate import Opened, StoreGate
 from host.protocol.jsonrpc import ELICITATION_DISABLED, INVALID_PARAMS, MISSING_CAPABILITY, error
 from host.protocol.locks import StoreLocks
-from host.protocol.messages import LogForward
+from host.protocol.steps import Asked, Call, Finished, Step
 from host.protocol.url_asks import CallAsks, UrlAskBook
 from host.spec.model import Server
 from host.store import Store
 from host.store.shared import Started
 
-__all__ = [
-    "ELICITATION_DISABLED_MESSAGE",
-    "Asked",
-    "Call",
-    "Elicitation",
-    "Finished",
-    "Step",
-    "ToolHost",
-    "awaits_approval",
-    "can_elicit_form",
-    "can_elicit_url",
-    "changed",
-]
+__all__ = ["ToolHost"]
 
 log = logging.getLogger("host.protocol")
-
-
-@dataclass(frozen=True)
-class Call:
-    """One round of a ``tools/call``, as a revision hands it to the core.
-
-    Attributes:
-        machine: The tool.
-        arguments: The call's arguments, valid for its input schema.
-        request: Who calls, and over what.
-        ledger: What earlier rounds left (:meth:`Ledger.start` on a first round); trusted:
-            a revision hands over only a ledger it minted (sealed, or kept in the store).
-        responses: This round's answers by key, as the client sent them; the ledger takes only
-            those to questions it asked.
-        can_ask: False when the client declared no way to answer a form question: a question
-            then fails the call with -32021.
-        can_ask_url: True when the client declared URL elicitation (in a revision that has
-            it): without it, a URL ask fails the call with -32021.
-        progress: Where the handlers' ``ctx.progress`` reports go; None drops them.
-        logs: Where the handlers' ``ctx.log`` records go besides the server log; None: nowhere.
-        version: The MCP revision the client speaks, for observers.
-        trace: The caller's W3C trace context, for observers (:func:`trace_context`).
-        cancelled: Whether the client has cancelled the call, asked once its act has run (a
-            legacy session's ``notifications/cancelled``): the act is never interrupted, and
-            the audit record of one that ran says the cancel came too late.
-        task: The call may be carried by an MCP task (:mod:`host.protocol.modern.tasks`): its
-            rounds hold no wait (an approval, a page) since the task is polled instead, and a
-            round that stops at a pending approval does not end the call.
-    """
-
-    machine: Machine
-    arguments: Mapping[str, Any]
-    request: RequestContext
-    ledger: Ledger
-    responses: Mapping[str, Any] = field(default_factory=dict)
-    can_ask: bool = True
-    can_ask_url: bool = False
-    progress: ProgressSink | None = None
-    logs: LogForward | None = None
-    version: str | None = None
-    trace: Mapping[str, str] = field(default_factory=dict)
-    cancelled: Callable[[], bool] | None = None
-    task: bool = False
-
-
-@dataclass(frozen=True)
-class Finished:
-    """The call is over: its outcome (the act's, an ending's, or a tool error), and the ledger
-    it ended with (a task carries it on from a pending approval)."""
-
-    outcome: Outcome
-    ledger: Ledger | None = None
-
-
-@dataclass(frozen=True)
-class Asked:
-    """The call needs answers: the questions to ask now, and the ledger the answers go with."""
-
-    questions: tuple[Question, ...]
-    ledger: Ledger
-
-
-Step = Finished | Asked
-
-
-def can_elicit_url(capabilities: Any) -> bool:
-    """Whether declared client capabilities allow a URL question (``elicitation: {url: {}}``)."""
-    if not isinstance(capabilities, Mapping):
-        return False
-    elicitation = capabilities.get("elicitation")
-    return isinstance(elicitation, Mapping) and isinstance(elicitation.get("url"), Mapping)
-
-
-def can_elicit_form(capabilities: Any) -> bool:
-    """Whether declared client capabilities allow a form question.
-
-    ``elicitation: {}`` means form only (for compatibility); ``{form: {}}`` says so; ``{url: {}}``
-    alone does not allow forms.
-    """
-    if not isinstance(capabilities, Mapping):
-        return False
-    elicitation = capabilities.get("elicitation")
-    if not isinstance(elicitation, Mapping):
-        return False
-    return not elicitation or "form" in elicitation
 
 
 class ToolHost:
@@ -380,12 +280,12 @@ class ToolHost:
                 self.elicitation.message,
                 {"type": "ELICITATION_DISABLED", "tool": call.machine.name},
             )
-        missing = _missing_modes(call, need.questions)
+        missing = missing_modes(call, need.questions)
         if missing:
             event.ends, event.call_answers = True, ledger.answers()
             raise error(
                 MISSING_CAPABILITY,
-                _cannot_ask(call.machine.name, missing),
+                cannot_ask(call.machine.name, missing),
                 {"requiredCapabilities": {"elicitation": {m: {} for m in missing}}},
             )
         return Asked(need.questions, ledger.next(need.questions))
@@ -417,7 +317,7 @@ class ToolHost:
             round=ledger.round,
             # NOTE: only a call that asked has a nonce the client can send back; a first-round
             # act cannot be retried as the same call, so it needs no claim, only its record.
-            once=_refused(ledger)
+            once=refused(ledger)
             or (
                 self.acts.guard(
                     ledger.nonce,
@@ -486,76 +386,3 @@ class ToolHost:
             opened=self.approval_opened,
             most=self.record_max,
         )
-
-
-def changed(machine: Machine, request: RequestContext) -> Outcome:
-    """The end of a call whose tool changed (a reload) since its questions were asked."""
-    log.info(
-        "call of an earlier definition",
-        extra={"event": "definition_changed", "tool": machine.name, "principal": request.principal},
-    )
-    return Outcome.error(
-        f"The tool {machine.name} changed since this call's questions were asked, so nothing "
-        "was done. Call the tool again: its questions will be asked as they read now."
-    )
-
-
-def awaits_approval(outcome: Outcome) -> bool:
-    """Whether a call stopped at a pending approval: called again, it goes on from there.
-
-    NOTE: its URL asks are kept (encrypted, until they expire), so the call made again once
-    approved finds its pages submitted instead of asking the caller for the secret again.
-    """
-    return outcome.approval is not None and outcome.approval.status == "pending"
-
-
-def _missing_modes(call: Call, questions: Sequence[Question]) -> list[str]:
-    """The elicitation modes the round's questions need and the client did not declare.
-
-    NOTE: a URL ask never falls back to a form or to the fallback tool: its values are never
-    to pass through the client.
-    """
-    missing = []
-    if not call.can_ask and any(not q.on_page for q in questions):
-        missing.append("form")
-    if not call.can_ask_url and any(q.on_page for q in questions):
-        missing.append("url")
-    return missing
-
-
-_SHOWS = {"form": "show forms", "url": "open a page in the user's browser"}
-
-
-def _cannot_ask(tool: str, missing: Sequence[str]) -> str:
-    """The -32021 message, written for the model that reads it (agent frameworks pass it on).
-
-    NOTE: it says retrying will not help: a framework that hands errors back as retry prompts
-    otherwise has the model call the same tool again, forever.
-    """
-    shows = " or ".join(_SHOWS[m] for m in missing)
-    modes = " and ".join(missing)
-    return (
-        f"{tool} needs the user's answer before it can go on, and this client cannot ask the "
-        f"user (it did not declare the elicitation capability for {modes}). Nothing was done. "
-        "Retrying will not help. Tell the user that this action needs their answer and that "
-        f"they should use an MCP client that can {shows}."
-    )
-
-
-def _refused(ledger: Ledger) -> Once | None:
-    """The ``ctx.once`` of a call holding a no (decline, cancel): it never runs the act.
-
-    NOTE: the machine ends a call at the question answered no; this holds even when that
-    question is no longer asked (its ``when`` now false), so a no never becomes an act.
-    """
-    key = ledger.refusal()
-    if key is None:
-        return None
-    said = ledger.accepted[key].answer.get("action")
-    ending: Ending = "declined" if said == "decline" else "cancelled"
-    text = f"The user said no ({key}). Nothing was done."
-
-    def never(act: Callable[[], Outcome]) -> Outcome:
-        return replace(Outcome.from_value(text), ending=ending)
-
-    return never

@@ -283,6 +283,15 @@ def metrics_dir(data_dir: Path) -> Path:
     return private_dir(folder)
 
 
+def _metrics_folder(settings: Settings) -> Path | None:
+    """With metrics on, this master's metrics folder, named to the workers it will fork."""
+    if not settings.metrics:
+        return None
+    folder = metrics_dir(settings.data_dir)
+    os.environ[MULTIPROC_DIR] = str(folder)
+    return folder
+
+
 def import_limit(env: Mapping[str, str]) -> float:
     """Seconds a reload's handler modules may take to import (``HOST_RELOAD_IMPORT_TIMEOUT``).
 
@@ -377,10 +386,7 @@ def serve(options: ServeOptions, *, exec_: bool = True) -> int | Sequence[str]:
         print(f"host: warning: {shared}", file=sys.stderr)
     os.environ.update(env)
     note_serving(locate_store(None, settings.data_dir, env))
-    folder = None
-    if settings.metrics:
-        folder = metrics_dir(settings.data_dir)
-        os.environ[MULTIPROC_DIR] = str(folder)
+    folder = _metrics_folder(settings)
     _preload(settings)
     configure_logging(settings.log_level)
     specs = _loaded_specs(options, handlers, settings, import_limit(env))

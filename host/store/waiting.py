@@ -19,9 +19,13 @@ from typing import TypeVar
 from host.blocking import blocking
 from host.store.threads import ProcessThread
 
-__all__ = ["Watcher", "backoff", "poll_until", "pop_waiting"]
+__all__ = ["RECHECK_S", "Watcher", "backoff", "poll_until", "pop_waiting"]
 
 T = TypeVar("T")
+
+#: How often a waiting call looks at its request again when no wake-up came (another waiter
+#: may have taken the one a decision pushed).
+RECHECK_S = 0.5
 
 
 class Watcher(ProcessThread):

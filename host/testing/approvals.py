@@ -22,7 +22,7 @@ from host.errors import Conflict, Forbidden, NotFound
 from host.machine import Machine
 from host.machine.approve import ApproveStep
 from host.machine.remember import Remember, arguments_key
-from host.machine.run import QuestionStep
+from host.machine.steps import QuestionStep
 from host.protocol.approvals import StoreApprovals
 from host.spec.durations import parse_duration
 from host.spec.model import REMEMBER_MAX_S

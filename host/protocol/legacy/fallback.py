@@ -34,12 +34,13 @@ from host.protocol import adapt
 from host.protocol.answers import Ledger
 from host.protocol.calls import Pending, next_round
 from host.protocol.context import RequestContext
-from host.protocol.core import Asked, Call, ToolHost
+from host.protocol.core import ToolHost
 from host.protocol.digests import digest, principal_digest
 from host.protocol.jsonrpc import INVALID_PARAMS
 from host.protocol.legacy.describe import describe_question, lifetime
 from host.protocol.legacy.sessions import Session
 from host.protocol.redaction import FieldCipher
+from host.protocol.steps import Asked, Call
 from host.protocol.streams import Notifier
 from host.spec.model import FALLBACK_TOOL
 from host.store import Store

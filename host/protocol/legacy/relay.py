@@ -44,8 +44,9 @@ from host.limits import Slots, limit_error
 from host.machine import Outcome, Question
 from host.protocol import adapt
 from host.protocol.calls import Pending, next_round
-from host.protocol.core import ToolHost, changed
+from host.protocol.core import ToolHost
 from host.protocol.digests import digest
+from host.protocol.endings import changed
 from host.protocol.jsonrpc import (
     INVALID_REQUEST,
     URL_ELICITATION_REQUIRED,

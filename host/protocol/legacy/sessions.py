@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from host import ids
-from host.protocol.core import can_elicit_form, can_elicit_url
 from host.protocol.digests import digest, principal_digest
+from host.protocol.elicit_modes import can_elicit_form, can_elicit_url
 from host.protocol.revisions import REVISIONS, Revision
 from host.protocol.seal import Sealer
 

@@ -30,7 +30,8 @@ from host.protocol.calls import (
     tasks_missing,
 )
 from host.protocol.context import RequestContext
-from host.protocol.core import Asked, ToolHost, can_elicit_form, can_elicit_url
+from host.protocol.core import ToolHost
+from host.protocol.elicit_modes import can_elicit_form, can_elicit_url
 from host.protocol.endpoint import Reply
 from host.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, Message, Request, error, success
 from host.protocol.modern.envelope import Envelope, read_envelope
@@ -39,6 +40,7 @@ from host.protocol.modern.state import Binding, StateSealer
 from host.protocol.modern.task_runs import ended_round
 from host.protocol.modern.tasks import Tasks, Withdraw, declares_tasks
 from host.protocol.revisions import MODERN, MODERN_VERSIONS
+from host.protocol.steps import Asked
 from host.protocol.streams import NO_BUFFERING, EventStream, Notifier, notifier_for, respond
 
 __all__ = ["LIST_TTL_MS", "SERVER_INFO_KEY", "ModernProtocol"]

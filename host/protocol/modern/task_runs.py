@@ -28,11 +28,12 @@ from host.protocol import adapt
 from host.protocol.answers import Ledger
 from host.protocol.calls import Pending, Waiting, task_round
 from host.protocol.context import RequestContext
-from host.protocol.core import Call, ToolHost
+from host.protocol.core import ToolHost
 from host.protocol.digests import digest
 from host.protocol.jsonrpc import INVALID_PARAMS
 from host.protocol.modern.task_views import APPROVAL_META
 from host.protocol.revisions import MODERN
+from host.protocol.steps import Call
 from host.protocol.url_asks import ASK_TTL_S, ask_of
 from host.store.requests import ApprovalRequest
 from host.store.tasks import TaskBook, TaskRecord

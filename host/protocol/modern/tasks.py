@@ -24,11 +24,12 @@ from typing import Any
 from host.protocol.answers import Ledger
 from host.protocol.calls import TASKS_EXTENSION, Pending, Waiting
 from host.protocol.context import RequestContext
-from host.protocol.core import Call, ToolHost
+from host.protocol.core import ToolHost
 from host.protocol.jsonrpc import INVALID_PARAMS, error
 from host.protocol.modern.task_runs import AFTER_S, TaskRuns, binding_of, caller_of, pages_of
 from host.protocol.modern.task_views import created, not_found, task_view
 from host.protocol.revisions import MODERN
+from host.protocol.steps import Call
 from host.store.asks import UrlAsk
 from host.store.requests import ApprovalRequest
 from host.store.tasks import TaskBook, TaskRecord, new_task_id
