@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from host.frozen import quick_init
 from host.jsonvalues import Encoded, encoder, storable
 from host.machine.gate import NO_GATE, Decided, Gate
 from host.machine.local_locks import PROCESS_LOCKS
@@ -55,6 +56,7 @@ _SORTED = encoder(sort_keys=True)
 _ASCII = encoder(ensure_ascii=True)
 
 
+@quick_init
 @dataclass(frozen=True)
 class Question:
     """One question to ask now.
@@ -119,6 +121,7 @@ def given(answers: Mapping[str, Answer]) -> Answers:
     return _Given(answers)
 
 
+@quick_init
 @dataclass(frozen=True)
 class Approved:
     """A confirm the call went past: ticked by the user in this call, or remembered.
@@ -180,6 +183,7 @@ class Locks(Protocol):
         ...
 
 
+@quick_init
 @dataclass(frozen=True)
 class NeedInput:
     """The machine stopped at questions that need the user's answers before it can go on."""
@@ -187,6 +191,7 @@ class NeedInput:
     questions: tuple[Question, ...]
 
 
+@quick_init
 @dataclass(frozen=True)
 class Outcome:
     """A finished call: the MCP ``CallToolResult`` body, without protocol envelope.
@@ -279,6 +284,7 @@ def act_directly(act: Callable[[], Outcome]) -> Outcome:
     return act()
 
 
+@quick_init
 @dataclass(frozen=True)
 class CallContext:
     """What a handler's ``ctx`` parameter receives, and what the host needs to run one call.

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from host.frozen import quick_init
 from host.machine import Machine
 from host.protocol import adapt
 from host.protocol.answers import Ledger
@@ -31,6 +32,7 @@ Earlier = Callable[[Machine, dict[str, Any]], Ledger | None]
 when this is a first round (whose arguments are then checked against the input schema)."""
 
 
+@quick_init
 @dataclass(frozen=True)
 class Pending:
     """A round that asked: the call as it ran, and its questions with the ledger they go with."""

@@ -19,6 +19,7 @@ from typing import Any
 
 from host.auth import missing_scopes
 from host.errors import AnswerMismatch, ProtocolError, ScopeError
+from host.frozen import quick_init
 from host.machine import (
     NO_APPROVALS,
     NO_GATE,
@@ -72,6 +73,7 @@ __all__ = [
 log = logging.getLogger("host.protocol")
 
 
+@quick_init
 @dataclass(frozen=True)
 class Call:
     """One round of a ``tools/call``, as a revision hands it to the core.
@@ -111,6 +113,7 @@ class Call:
     cancelled: Callable[[], bool] | None = None
 
 
+@quick_init
 @dataclass(frozen=True)
 class Finished:
     """The call is over: its outcome (the act's, an ending's, or a tool error)."""
@@ -118,6 +121,7 @@ class Finished:
     outcome: Outcome
 
 
+@quick_init
 @dataclass(frozen=True)
 class Asked:
     """The call needs answers: the questions to ask now, and the ledger the answers go with."""
