@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from host.frozen import quick_init
-from host.jsonvalues import Encoded, encoder, storable
+from host.jsonvalues import Encoded, encoder, foreign, storable
 from host.machine.gate import NO_GATE, Decided, Gate
 from host.machine.local_locks import PROCESS_LOCKS
 from host.machine.pages import NO_URL_ASKS, UrlAsks
@@ -373,24 +373,18 @@ def _as_json(value: Any) -> tuple[str, Any]:
     Raises:
         ValueError: ``value`` contains itself (the caller reports the result unusable).
     """
-    converted: list[object] = []
-
-    def as_text(item: object) -> str:
-        converted.append(item)
-        return str(item)
-
     try:
-        text = json.dumps(value, ensure_ascii=False, default=as_text, allow_nan=False)
+        text, converted = foreign(value, allow_nan=False)
     except ValueError as exc:
         if "float" not in str(exc):
             raise
         value = storable(value)
-        converted.append(value)
-        text = json.dumps(value, ensure_ascii=False, default=as_text)
+        text, converted = foreign(value, allow_nan=True)
+        converted = True
     if _utf8(text) is not text:
         value = storable(value)
-        converted.append(value)
-        text = json.dumps(value, ensure_ascii=False, default=as_text)
+        text, _ = foreign(value, allow_nan=True)
+        converted = True
     return text, (json.loads(text) if converted else value)
 
 
