@@ -75,10 +75,6 @@ def _text(body: bytes | str) -> str:
         if body.startswith("\ufeff"):
             raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", body, 0)
         return body
-    # NOTE: a body that opens with "{" and no NUL after it is what detect_encoding reads as
-    # UTF-8 (no BOM, no UTF-16 or -32 zero byte): every request, without its checks.
-    if body[:1] == b"{" and body[1:2] != b"\x00":
-        return body.decode("utf-8", "surrogatepass")
     return body.decode(json.detect_encoding(body), "surrogatepass")
 
 
