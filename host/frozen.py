@@ -7,18 +7,15 @@ makes some eighty such fields a plain call (the call, its context, its ledger, t
 twice that an exchange. :func:`quick_init` gives a frozen dataclass an ``__init__`` with the same
 signature, defaults and factories that fills the instance's dict directly; everything else the
 dataclass made (``__setattr__`` refusing changes, ``__eq__``, ``__hash__``, ``replace``) stays.
-:func:`evolve` is ``dataclasses.replace`` for such a class, made by copying the dict where that
-gives the same record.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 from typing import Any, TypeVar
 
-__all__ = ["evolve", "quick_init"]
+__all__ = ["quick_init"]
 
 T = TypeVar("T")
 
@@ -66,37 +63,7 @@ def quick_init(cls: type[T]) -> type[T]:
     init.__doc__ = cls.__init__.__doc__
     init.__annotations__ = dict(cls.__init__.__annotations__)
     cls.__init__ = init  # type: ignore[method-assign]
-    if not hasattr(cls, "__post_init__") and all(f.init for f in fields) and not _caches(cls):
-        cls.__quick_fields__ = frozenset(names)  # type: ignore[attr-defined]
     return cls
-
-
-def evolve(value: T, **changes: Any) -> T:
-    """``dataclasses.replace(value, **changes)``, copied by its dict where that is the same.
-
-    NOTE: for a :func:`quick_init` class whose every field is an ``__init__`` parameter, that
-    has no ``__post_init__`` and caches no property in its dict, replace's call of
-    ``__init__`` with every field's value is a copy of the instance's dict with the changes on
-    top, without reading the fields' list.
-    """
-    names = type(value).__dict__.get("__quick_fields__")
-    if names is None or not names.issuperset(changes):
-        return dataclasses.replace(value, **changes)  # type: ignore[type-var]
-    made: T = object.__new__(type(value))
-    state = made.__dict__
-    state.update(value.__dict__)
-    state.update(changes)
-    return made
-
-
-def _caches(cls: type[Any]) -> bool:
-    """Whether ``cls`` keeps a ``cached_property`` in its instances' dict (copied, it would
-    carry a value made from the fields before the change)."""
-    return any(
-        isinstance(member, functools.cached_property)
-        for klass in cls.__mro__
-        for member in vars(klass).values()
-    )
 
 
 def _head(param: inspect.Parameter, namespace: dict[str, Any]) -> str:

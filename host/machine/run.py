@@ -15,7 +15,6 @@ from typing import Any
 
 from host import ids
 from host.errors import AnswerMismatch, ContentError, ProtocolError, StoreError, ToolError
-from host.frozen import evolve
 from host.logs import SECRETS, scrubbing, secret_values
 from host.machine.approve import ApproveStep, bind_approved, ended, pending, spent
 from host.machine.bind import Handler
@@ -307,8 +306,8 @@ class Machine:
         else:
             outcome = ctx.once(lambda: self._act(scope, ctx, act))
         if approval is not None:
-            outcome = evolve(outcome, approval=approval)
-        return evolve(outcome, approvals=approving.used) if approving.used else outcome
+            outcome = replace(outcome, approval=approval)
+        return replace(outcome, approvals=approving.used) if approving.used else outcome
 
     def _read_result(self, scope: Mapping[str, Any], ctx: CallContext) -> Outcome:
         """A read-only tool's result: no act, so no claim (nothing to run twice)."""

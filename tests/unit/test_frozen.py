@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from host.frozen import evolve, quick_init
+from host.frozen import quick_init
 
 
 def _declared() -> type[Any]:
@@ -96,29 +96,3 @@ def test_classes_it_cannot_speed_up_are_left_alone() -> None:
         init = cls.__init__
         assert quick_init(cls) is cls and cls.__init__ is init
     assert WithInitVar("ab", 2).name == "abab"
-
-
-def test_evolve_is_replace() -> None:
-    value = Simple("a", (1,))
-    for changes in ({}, {"name": "b"}, {"name": "c", "items": (2,)}):
-        made = evolve(value, **changes)
-        assert made == dataclasses.replace(value, **changes) and type(made) is Simple
-    assert value == Simple("a", (1,))
-    with pytest.raises(TypeError):
-        evolve(value, nothing=1)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        evolve(value, name="b").name = "c"  # type: ignore[misc]
-
-
-def test_evolve_falls_back_where_a_copy_differs() -> None:
-    # NOTE: a field outside __init__ is made again by replace, never copied.
-    value = Quick("a")
-    value.made["x"] = 1
-    assert evolve(value, count=1).made == {}
-
-
-@quick_init
-@dataclasses.dataclass(frozen=True)
-class Simple:
-    name: str
-    items: tuple[int, ...] = ()
