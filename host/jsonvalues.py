@@ -17,11 +17,12 @@ import json
 import math
 import os
 import re
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Mapping
 from json import encoder as _json_encoder
 from typing import Any
 
-__all__ = ["Encoded", "dumps", "encoder", "storable"]
+__all__ = ["Encoded", "dumps", "encoder", "foreign", "storable"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # NOTE: random per process, so no string a handler returns can stand for the placeholder.
@@ -118,6 +119,59 @@ _MESSAGES = {
     for compact in (False, True)
     for nan in (False, True)
 }
+
+
+class _Foreign(threading.local):
+    """One thread's encoders of :func:`foreign`: made once per thread, not once per value.
+
+    NOTE: each keeps the dict of objects being encoded (the check for a value that contains
+    itself) that ``json.dumps`` makes anew per call; the C encoder leaves it uncleared when it
+    raises, so :func:`foreign` clears it then. Per thread, as two encodings at once must not
+    share it.
+    """
+
+    def __init__(self) -> None:
+        self.markers: dict[int, Any] = {}
+        self.converted = False
+        self.encoders = {nan: self._encoder(nan) for nan in (False, True)}
+
+    def _encoder(self, allow_nan: bool) -> Callable[[Any, int], Iterable[str]]:
+        make: Callable[..., Callable[[Any, int], list[str]]] | None = getattr(
+            _json_encoder, "c_make_encoder", None
+        )
+        if make is None:  # NOTE: a Python built without its _json accelerator
+            slow = json.JSONEncoder(ensure_ascii=False, allow_nan=allow_nan, default=self._as_text)
+            return lambda value, _level: slow.iterencode(value)
+        return make(
+            self.markers, self._as_text, _json_encoder.encode_basestring, None, ": ", ", ",
+            False, False, allow_nan,
+        )  # fmt: skip
+
+    def _as_text(self, item: object) -> str:
+        self.converted = True
+        return str(item)
+
+
+_FOREIGN = _Foreign()
+
+
+def foreign(value: Any, *, allow_nan: bool) -> tuple[str, bool]:
+    """A handler's value as ``json.dumps(value, ensure_ascii=False, default=str,
+    allow_nan=allow_nan)`` writes it, and whether any part of it JSON has no type for was
+    written as its ``str()``.
+
+    Raises:
+        ValueError: as ``json.dumps``: ``value`` contains itself, or (unless ``allow_nan``) a
+            number that is not finite.
+    """
+    state = _FOREIGN
+    state.converted = False
+    try:
+        text = "".join(state.encoders[allow_nan](value, 0))
+    except BaseException:
+        state.markers.clear()
+        raise
+    return text, state.converted
 
 
 def storable(value: Any) -> Any:

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from host.jsonvalues import Encoded, encoder, storable
+from host.frozen import quick_init
+from host.jsonvalues import Encoded, encoder, foreign, storable
 from host.machine.gate import NO_GATE, Decided, Gate
 from host.machine.local_locks import PROCESS_LOCKS
 from host.machine.pages import NO_URL_ASKS, UrlAsks
@@ -55,6 +56,7 @@ _SORTED = encoder(sort_keys=True)
 _ASCII = encoder(ensure_ascii=True)
 
 
+@quick_init
 @dataclass(frozen=True)
 class Question:
     """One question to ask now.
@@ -119,6 +121,7 @@ def given(answers: Mapping[str, Answer]) -> Answers:
     return _Given(answers)
 
 
+@quick_init
 @dataclass(frozen=True)
 class Approved:
     """A confirm the call went past: ticked by the user in this call, or remembered.
@@ -180,6 +183,7 @@ class Locks(Protocol):
         ...
 
 
+@quick_init
 @dataclass(frozen=True)
 class NeedInput:
     """The machine stopped at questions that need the user's answers before it can go on."""
@@ -187,6 +191,7 @@ class NeedInput:
     questions: tuple[Question, ...]
 
 
+@quick_init
 @dataclass(frozen=True)
 class Outcome:
     """A finished call: the MCP ``CallToolResult`` body, without protocol envelope.
@@ -279,6 +284,7 @@ def act_directly(act: Callable[[], Outcome]) -> Outcome:
     return act()
 
 
+@quick_init
 @dataclass(frozen=True)
 class CallContext:
     """What a handler's ``ctx`` parameter receives, and what the host needs to run one call.
@@ -367,24 +373,18 @@ def _as_json(value: Any) -> tuple[str, Any]:
     Raises:
         ValueError: ``value`` contains itself (the caller reports the result unusable).
     """
-    converted: list[object] = []
-
-    def as_text(item: object) -> str:
-        converted.append(item)
-        return str(item)
-
     try:
-        text = json.dumps(value, ensure_ascii=False, default=as_text, allow_nan=False)
+        text, converted = foreign(value, allow_nan=False)
     except ValueError as exc:
         if "float" not in str(exc):
             raise
         value = storable(value)
-        converted.append(value)
-        text = json.dumps(value, ensure_ascii=False, default=as_text)
+        text, converted = foreign(value, allow_nan=True)
+        converted = True
     if _utf8(text) is not text:
         value = storable(value)
-        converted.append(value)
-        text = json.dumps(value, ensure_ascii=False, default=as_text)
+        text, _ = foreign(value, allow_nan=True)
+        converted = True
     return text, (json.loads(text) if converted else value)
 
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from host import ids
+from host.frozen import quick_init
 from host.machine import Answer, Question
 
 __all__ = ["Accepted", "Ledger"]
@@ -39,6 +40,7 @@ _ACTIONS = frozenset({"accept", "decline", "cancel"})
 _NOES = frozenset({"decline", "cancel"})
 
 
+@quick_init
 @dataclass(frozen=True)
 class Accepted:
     """An answer taken for a question, and the digest of the question it answered.
@@ -52,6 +54,7 @@ class Accepted:
     answer: Mapping[str, Any]
 
 
+@quick_init
 @dataclass(frozen=True)
 class Ledger:
     """What one call knows between rounds: questions asked, answers accepted.

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from host.errors import ProtocolError
+from host.frozen import quick_init
 from host.machine import Machine
 from host.protocol import adapt
 from host.protocol.answers import Ledger
@@ -44,6 +45,7 @@ Earlier = Callable[[Machine, dict[str, Any]], Ledger | None]
 when this is a first round (whose arguments are then checked against the input schema)."""
 
 
+@quick_init
 @dataclass(frozen=True)
 class Pending:
     """A round that asked: the call as it ran, and its questions with the ledger they go with."""

@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from host.auth import ANONYMOUS, Identity
+from host.frozen import quick_init
 
 __all__ = ["TRACE_KEYS", "RequestContext", "media_types", "trace_context"]
 
@@ -23,6 +24,7 @@ TRACE_KEYS = ("traceparent", "tracestate")
 _MAX_TRACE = 512
 
 
+@quick_init
 @dataclass(frozen=True)
 class RequestContext:
     """What the protocol layer knows of one request besides its message.

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from host import ids
 from host.errors import ProtocolError, ScopeError, StoreError
+from host.frozen import quick_init
 from host.protocol.context import RequestContext
 from host.protocol.jsonrpc import (
     INTERNAL_ERROR,
@@ -40,6 +41,7 @@ log = logging.getLogger("host.protocol")
 RETRY_AFTER_S = StoreError.RETRY_AFTER_S
 
 
+@quick_init
 @dataclass(frozen=True)
 class Reply:
     """What to send back for one message.

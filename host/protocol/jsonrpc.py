@@ -16,6 +16,7 @@ from typing import Any
 
 from host import ids
 from host.errors import ProtocolError
+from host.frozen import quick_init
 from host.protocol import ijson
 
 __all__ = [
@@ -76,6 +77,7 @@ RequestId = str | int
 log = logging.getLogger("host.protocol")
 
 
+@quick_init
 @dataclass(frozen=True)
 class Request:
     """A JSON-RPC request: it has an ``id`` and wants exactly one response."""

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from host.frozen import quick_init
 from host.machine import Machine, Outcome, ProgressSink, Question
 from host.protocol.answers import Ledger
 from host.protocol.context import RequestContext
@@ -14,6 +15,7 @@ from host.protocol.messages import LogForward
 __all__ = ["Asked", "Call", "Finished", "Step"]
 
 
+@quick_init
 @dataclass(frozen=True)
 class Call:
     """One round of a ``tools/call``, as a revision hands it to the core.
@@ -57,6 +59,7 @@ class Call:
     task: bool = False
 
 
+@quick_init
 @dataclass(frozen=True)
 class Finished:
     """The call is over: its outcome (the act's, an ending's, or a tool error), and the ledger
@@ -66,6 +69,7 @@ class Finished:
     ledger: Ledger | None = None
 
 
+@quick_init
 @dataclass(frozen=True)
 class Asked:
     """The call needs answers: the questions to ask now, and the ledger the answers go with."""

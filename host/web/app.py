@@ -204,7 +204,7 @@ class McpResource:
         return self.gate.identify(req, resp)
 
     def _origin_ok(self, req: falcon.Request, resp: falcon.Response) -> bool:
-        if origin_allowed(req.get_header("Origin"), self.settings.allowed_origins):
+        if origin_allowed(req.env.get("HTTP_ORIGIN"), self.settings.allowed_origins):
             return True
         log.warning(
             "origin refused", extra={"event": "origin_refused", "origin": req.get_header("Origin")}
@@ -274,7 +274,9 @@ class McpResource:
         identity = self._caller(req, resp)
         if identity is None:
             return
-        if not _accepts_json(req.get_header("Accept")):
+        # NOTE: the headers read from the environ as Falcon's own accessors read them, without
+        # their per-call name mangling: every request reads each of them.
+        if not _accepts_json(req.env.get("HTTP_ACCEPT")):
             _json_error(resp, 406, "Not acceptable: the Accept header must allow application/json")
             return
         content_type = req.content_type
@@ -299,17 +301,22 @@ class McpResource:
 
     def _read_body(self, req: falcon.Request, resp: falcon.Response) -> bytes | None:
         limit = self.settings.max_body
-        too_large = f"Request body too large: the limit is {limit} bytes"
-        if req.content_length is not None and req.content_length > limit:
-            _json_error(resp, 413, too_large)
+        length = req.content_length
+        if length is not None and length > limit:
+            _json_error(resp, 413, f"Request body too large: the limit is {limit} bytes")
             return None
+        if length is not None:
+            # NOTE: what Falcon's bounded stream reads (at most Content-Length), without making
+            # one per request.
+            body: bytes = req.stream.read(length) if length else b""
+            return body
         # NOTE: a chunked body has no Content-Length, and Falcon's bounded stream would read it
         # as empty; the server's own stream knows where a chunked body ends.
-        chunked = "chunked" in (req.get_header("Transfer-Encoding") or "").lower()
-        stream = req.stream if chunked and req.content_length is None else req.bounded_stream
-        body: bytes = stream.read(limit + 1)
+        if "chunked" not in req.env.get("HTTP_TRANSFER_ENCODING", "").lower():
+            return b""
+        body = req.stream.read(limit + 1)
         if len(body) > limit:
-            _json_error(resp, 413, too_large)
+            _json_error(resp, 413, f"Request body too large: the limit is {limit} bytes")
             return None
         return body
 

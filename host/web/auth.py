@@ -64,7 +64,7 @@ class Gate:
         in logs and browser histories, and MCP allows the header only.
         """
         try:
-            if any(name in req.params for name in QUERY_TOKENS):
+            if req.params and any(name in req.params for name in QUERY_TOKENS):
                 raise AuthError("invalid_token", "a token in the query string")
             return self.authenticator.authenticate(req.get_header("Authorization"))
         except AuthError as exc:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import json
 from pathlib import Path
 from typing import Any
@@ -10,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from host.jsonvalues import Encoded, dumps, encoder
+from host.jsonvalues import Encoded, dumps, encoder, foreign
 from host.machine import Outcome
 from host.protocol.jsonrpc import success
 
@@ -101,3 +103,36 @@ def test_an_encoder_made_once_names_what_it_cannot_write() -> None:
     with pytest.raises(TypeError, match="Object of type object is not JSON serializable"):
         encoder()({"a": object()})
     assert encoder(default=str)({"n": 1.5, "d": Path("/x")}) == '{"n": 1.5, "d": "/x"}'
+
+
+_FOREIGN_VALUES = [
+    {"when": datetime.datetime(2026, 1, 2, 3, 4, 5), "cost": decimal.Decimal("1.10")},
+    ["naïve ☕", 1, 2.5, None, True, {"nested": [{}]}],
+    "plain",
+    3,
+    {"nan": float("nan")},
+]
+
+
+@pytest.mark.parametrize("allow_nan", [False, True])
+@pytest.mark.parametrize("value", _FOREIGN_VALUES)
+def test_foreign_writes_what_json_dumps_writes(value: Any, allow_nan: bool) -> None:
+    try:
+        expected = json.dumps(value, ensure_ascii=False, default=str, allow_nan=allow_nan)
+    except ValueError:
+        with pytest.raises(ValueError, match="float"):
+            foreign(value, allow_nan=allow_nan)
+        return
+    text, converted = foreign(value, allow_nan=allow_nan)
+    assert text == expected
+    assert converted == (value is _FOREIGN_VALUES[0])
+
+
+def test_foreign_refuses_a_value_that_contains_itself_and_recovers() -> None:
+    looped: dict[str, Any] = {"a": [1]}
+    looped["a"].append(looped)
+    with pytest.raises(ValueError, match="Circular"):
+        foreign(looped, allow_nan=True)
+    # NOTE: the same objects again, fine now: nothing of the failed encoding is remembered.
+    looped["a"].pop()
+    assert foreign(looped, allow_nan=True) == ('{"a": [1]}', False)

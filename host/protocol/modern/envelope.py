@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from host.errors import ProtocolError
+from host.frozen import quick_init
 from host.protocol.context import RequestContext
 from host.protocol.header_values import decode_header_value
 from host.protocol.jsonrpc import (
@@ -41,6 +42,7 @@ _NAME_PARAM = {
 }
 
 
+@quick_init
 @dataclass(frozen=True)
 class Envelope:
     """The per-request ``_meta`` of a modern request.

@@ -20,6 +20,7 @@ from functools import cached_property
 from typing import Any
 
 from host.errors import ProtocolError
+from host.frozen import quick_init
 from host.protocol.answers import Ledger
 from host.protocol.digests import digest, principal_digest
 from host.protocol.events import Refusal, notify_refused
@@ -37,6 +38,7 @@ _SALT = "host.requestState.v2"
 _MAX_TOKEN = 64 * 1024
 
 
+@quick_init
 @dataclass(frozen=True)
 class Binding:
     """What a state is bound to: checked again on every round.
