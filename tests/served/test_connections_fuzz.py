@@ -10,7 +10,7 @@ The fuzz sends seeded mutations of MCP and approvals requests (methods, paths, h
 bodies: flipped bytes, cut JSON, values of the wrong type, large and deep bodies, chunked
 framing) over kept-alive connections, several at once. Nothing may answer 5xx but the documented
 503, every request gets an answer, and the host's log holds no traceback. ``HOST_FUZZ_REQUESTS``
-sets how many (CI: 6000, four to ten seconds; run it by hand with 50000 for the full
+sets how many (CI: 20000, seven to twenty seconds; run it by hand with 100000 for a longer
 exercise), ``HOST_FUZZ_SEED`` the seed (a failure prints the request that found it).
 """
 
@@ -35,7 +35,7 @@ from support.servers import Server, host_serve
 
 pytestmark = pytest.mark.served
 
-REQUESTS = int(os.environ.get("HOST_FUZZ_REQUESTS") or 6000)
+REQUESTS = int(os.environ.get("HOST_FUZZ_REQUESTS") or 20000)
 SEED = int(os.environ.get("HOST_FUZZ_SEED") or 20261204)
 #: Connections sending at once.
 CONNECTIONS = 4
@@ -184,7 +184,7 @@ class Outcome:
 def test_a_seeded_fuzz_of_mcp_and_approvals_requests_gets_answers_and_no_5xx(
     host: Fuzzed,
 ) -> None:
-    """REQUESTS (6000 in CI) mutated requests over CONNECTIONS kept-alive connections."""
+    """REQUESTS (20000 in CI) mutated requests over CONNECTIONS kept-alive connections."""
     outcome = Outcome()
     share = REQUESTS // CONNECTIONS
     threads = [
