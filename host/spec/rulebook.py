@@ -200,10 +200,11 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
     (
         "duration",
         "error",
-        "A `timeout`, `timeouts`, `remember.for` or `lock_wait` is not a duration, or is out of "
-        "range.",
+        "A `timeout`, `timeouts`, `remember.for`, `lock_wait`, or an approve's `wait` or "
+        "`expires` is not a duration, or is out of range.",
         "Write a number and a unit, like 30s, 10m, 8h or 7d (`remember` lasts at most 30d, "
-        "`lock_wait` at most 5m).",
+        "`lock_wait` at most 5m, `expires` at most 7d, an approve's `wait` at most its "
+        "`expires`); the message suggests a value that fits the key.",
     ),
     (
         "lock",
