@@ -21,6 +21,8 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+from host.auth.names import shown
+from host.commands.printable import json_text, printable
 from host.store.records import parse_iso
 
 __all__ = ["ACTIONS", "configure", "run"]
@@ -82,8 +84,8 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "show":
         return _show(body, args.format)
     if args.action != "pending":
-        who = ", ".join(body.get("approved_by") or []) or "nobody yet"
-        print(f"{body['id']} is {body['status']} (approved by {who})")
+        who = ", ".join(shown(p) for p in body.get("approved_by") or []) or "nobody yet"
+        _say(f"{body['id']} is {body['status']} (approved by {who})")
         return 0
     return _pending(body["requests"], args.format)
 
@@ -113,7 +115,7 @@ def _call(method: str, url: str, token: str, body: Any = None) -> tuple[int, dic
 
 def _pending(requests: list[dict[str, Any]], fmt: str) -> int:
     if fmt == "json":
-        print(json.dumps(requests, indent=2, ensure_ascii=False))
+        print(json_text(requests, indent=2))
         return 0
     if not requests:
         print("no requests are waiting for you", file=sys.stderr)
@@ -122,30 +124,35 @@ def _pending(requests: list[dict[str, Any]], fmt: str) -> int:
     for item in requests:
         left = max(0, int(parse_iso(item["expires"]) - now))
         got = f"{len(item['approved_by'])}/{item['needed']}"
-        print(f"{item['id']}  {item['tool']}  by {item['caller']}  {got}  {left}s left")
-        print(f"    {item['message']}")
-        print(f"    arguments: {json.dumps(item['arguments'], ensure_ascii=False)}")
+        _say(f"{item['id']}  {item['tool']}  by {shown(item['caller'])}  {got}  {left}s left")
+        _say(f"    {item['message']}")
+        _say(f"    arguments: {json_text(item['arguments'])}")
         if item.get("cut"):
             # NOTE: kept as digest, size and prefix; the approval still binds the whole value
-            print(f"    cut (too large to keep whole): {', '.join(item['cut'])}")
+            _say(f"    cut (too large to keep whole): {', '.join(item['cut'])}")
     return 0
 
 
 def _show(item: dict[str, Any], fmt: str) -> int:
     if fmt == "json":
-        print(json.dumps(item, indent=2, ensure_ascii=False))
+        print(json_text(item, indent=2))
         return 0
     outcome = f", {item['outcome']}" if item.get("outcome") else ""
-    print(f"{item['id']}  {item['tool']}  by {item['caller']}  {item['status']}{outcome}")
-    print(f"    {item['message']}")
+    _say(f"{item['id']}  {item['tool']}  by {shown(item['caller'])}  {item['status']}{outcome}")
+    _say(f"    {item['message']}")
     for question in item.get("questions") or ():
-        print(f"    asked: {question.get('message', '')}  ->  {_answered(question)}")
-    print(f"    arguments: {json.dumps(item['arguments'], ensure_ascii=False)}")
+        _say(f"    asked: {question.get('message', '')}  ->  {_answered(question)}")
+    _say(f"    arguments: {json_text(item['arguments'])}")
     for decision in item.get("decisions") or ():
-        reason = f' "{decision["reason"]}"' if decision.get("reason") else ""
+        reason = f" {json_text(decision['reason'])}" if decision.get("reason") else ""
         verdict = {"approve": "approved", "reject": "rejected"}.get(decision["verdict"])
-        print(f"    {verdict or decision['verdict']} by {decision['principal']}{reason}")
+        _say(f"    {verdict or decision['verdict']} by {shown(decision['principal'])}{reason}")
     return 0
+
+
+def _say(text: str) -> None:
+    """Print one line of a request: what a caller wrote in it cannot forge or reorder a line."""
+    print(printable(text))
 
 
 def _answered(question: dict[str, Any]) -> str:
@@ -156,5 +163,5 @@ def _answered(question: dict[str, Any]) -> str:
     if question.get("kind") == "confirm":
         ticked = any(f.get("name") == "confirm" and f.get("value") is True for f in fields)
         return "yes" if ticked else "not ticked"
-    shown = (f"{f.get('label')}: {json.dumps(f.get('value'), ensure_ascii=False)}" for f in fields)
-    return "; ".join(shown) or "accepted"
+    said = (f"{f.get('label')}: {json_text(f.get('value'))}" for f in fields)
+    return "; ".join(said) or "accepted"
