@@ -57,6 +57,13 @@ CREATE INDEX IF NOT EXISTS store_audit_chain_at ON store_audit_chain (at);
 CREATE INDEX IF NOT EXISTS store_audit_chain_tool ON store_audit_chain (tool, at);
 CREATE INDEX IF NOT EXISTS store_audit_chain_cp ON store_audit_chain (seq)
     WHERE kind = 'checkpoint';
+-- The chain's head, kept apart from its rows (as Redis keeps its own), so that deleting the
+-- newest entries leaves a head that no row reaches: host audit verify names them.
+CREATE TABLE IF NOT EXISTS store_audit_head (
+    one INTEGER PRIMARY KEY CHECK (one = 1),
+    seq INTEGER NOT NULL,
+    hash TEXT NOT NULL
+);
 """
 
 _INSERT = (
@@ -65,11 +72,22 @@ _INSERT = (
 )
 
 
+_HEAD = (
+    "INSERT INTO store_audit_head (one, seq, hash) VALUES (1, ?, ?)"
+    " ON CONFLICT (one) DO UPDATE SET seq = excluded.seq, hash = excluded.hash"
+)
+
+
 def head(conn: sqlite3.Connection) -> Head:
-    """The chain's newest entry and newest checkpoint."""
-    last = conn.execute(
-        "SELECT seq, hash FROM store_audit_chain ORDER BY seq DESC LIMIT 1"
-    ).fetchone()
+    """The chain's newest entry (as its kept head says) and newest checkpoint.
+
+    NOTE: a store written before the head was kept has none: its newest row is the head then.
+    """
+    last = conn.execute("SELECT seq, hash FROM store_audit_head WHERE one = 1").fetchone()
+    if last is None:
+        last = conn.execute(
+            "SELECT seq, hash FROM store_audit_chain ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
     if last is None:
         return Head()
     cp = conn.execute(
@@ -101,6 +119,7 @@ def append(
         _INSERT,
         [(k.seq, k.id, k.at, k.principal, k.tool, k.rank, k.kind, k.body, k.hash) for k in links],
     )
+    conn.execute(_HEAD, (links[-1].seq, links[-1].hash))
     return links
 
 
