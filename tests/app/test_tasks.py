@@ -95,6 +95,30 @@ def test_a_rejected_task_completes_with_the_steps_result(host: TaskHost) -> None
     assert host.acts() == []
 
 
+def test_a_round_another_process_runs_is_not_run_again_here(host: TaskHost) -> None:
+    """Two workers that see the same decision (the approver's and a poll's) run its round once:
+    the second once found the request told and opened another, and overwrote the first's end."""
+    from host.store import open_store
+
+    alice = host.mcp()
+    made = _task(alice, "restart_service", "race")
+    request = made["_meta"]["host/approval"]["request"]
+    other = open_store(f"sqlite:///{host.data_dir / 'store.db'}")  # another process's store
+    try:
+        held = other.acquire_lock("task:" + made["taskId"])
+        assert held is not None
+        with held:
+            host.api("bob", "POST", f"/{request}/reject", {"reason": "not now"})
+            for _ in range(5):  # the decision's hook and these polls find the round taken
+                assert _get(alice, made["taskId"])["status"] == "working"
+        done = poll(lambda: _get(alice, made["taskId"]), lambda t: t["status"] == "completed")
+    finally:
+        other.close()
+    assert done["result"]["structuredContent"] == {"done": False, "reason": "not now"}
+    pending = host.api("bob", "GET", "?status=pending").json["requests"]
+    assert [r for r in pending if r["arguments"].get("service") == "race"] == []
+
+
 def test_an_expired_request_completes_the_task_with_its_expired_result(host: TaskHost) -> None:
     alice = host.mcp()
     made = _task(alice, "purge_cache", "cdn")

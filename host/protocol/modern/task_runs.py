@@ -87,15 +87,29 @@ class TaskRuns:
         self._serial: dict[str, tuple[threading.Lock, int]] = {}
 
     @contextlib.contextmanager
-    def serial(self, task_id: str) -> Iterator[None]:
-        """One round of a task at a time in this worker (a poll's, an update's, a decision's),
-        each reading the task as the one before left it."""
+    def serial(self, task_id: str, *, wait_s: float = 0.0) -> Iterator[bool]:
+        """One round of a task at a time across every worker and instance (a poll's, an
+        update's, a decision's), each reading the task as the one before left it.
+
+        Yields whether this round may run: False when another process held the task's round
+        for all of ``wait_s`` (it writes where the task stands; a poll then shows that).
+
+        NOTE: in process a lock, and across processes the store's lock ``task:<id>``: two
+        workers that saw the same decision (the approver's, and a poll's) once both ran the
+        task's round; the one that came second found the request already told and opened a
+        new one, and its 'working' overwrote the task the first had completed.
+        """
         with self._lock:
             lock, users = self._serial.get(task_id, (threading.Lock(), 0))
             self._serial[task_id] = (lock, users + 1)
         try:
             with lock:
-                yield
+                held = self.host.store.acquire_lock("task:" + task_id, wait_s=wait_s)
+                if held is None:
+                    yield False
+                    return
+                with held:
+                    yield True
         finally:
             with self._lock:
                 lock, users = self._serial[task_id]

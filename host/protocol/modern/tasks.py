@@ -38,6 +38,10 @@ __all__ = ["TASKS_EXTENSION", "Tasks", "declares_tasks"]
 
 log = logging.getLogger("host.protocol.tasks")
 
+#: How long ``tasks/update``'s answers wait for another process's round of the same task (a
+#: question's round is short: it runs no act), rather than be dropped.
+ANSWER_WAIT_S = 10.0
+
 Withdraw = Callable[[str], bool]
 """Withdraws an approval request unless its act was let through (the approvals service's)."""
 
@@ -173,9 +177,9 @@ class Tasks:
 
     def _go_on(self, task_id: str, request: RequestContext) -> None:
         """One round of the task with no new answers, unless it ended or still waits on them."""
-        with self.runs.serial(task_id):
+        with self.runs.serial(task_id) as mine:
             task = self.book.get(task_id)
-            if task is None or task.terminal:
+            if not mine or task is None or task.terminal:
                 return
             if task.status != "input_required" or self._can_go_on(task):
                 self.runs.advance(self._approved(task), request, {})
@@ -201,11 +205,12 @@ class Tasks:
         keys: Mapping[str, str],
         answers: Mapping[str, Any],
     ) -> None:
-        with self.runs.serial(task_id):
+        with self.runs.serial(task_id, wait_s=ANSWER_WAIT_S) as mine:
             task = self.book.get(task_id)
             # NOTE: only keys still outstanding: another update may have answered them meanwhile.
             if (
-                task is None
+                not mine
+                or task is None
                 or task.status != "input_required"
                 or not set(keys) <= set(task.outstanding)
             ):
