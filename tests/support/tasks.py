@@ -48,12 +48,18 @@ def make_tokens(path: Path) -> dict[str, str]:
 def poll(
     get: Callable[[], dict[str, Any]], done: Callable[[dict[str, Any]], bool], timeout: float = 15
 ) -> dict[str, Any]:
-    """``get()`` until ``done`` says so (a wait for a condition, not a sleep)."""
+    """``get()`` until ``done`` says so (a wait for a condition, not a sleep).
+
+    Raises:
+        AssertionError: ``timeout`` seconds passed first; it shows what ``get()`` said last.
+    """
     deadline = time.monotonic() + timeout
     while True:
         seen = get()
-        if done(seen) or time.monotonic() > deadline:
+        if done(seen):
             return seen
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not so after {timeout} s; last seen: {seen!r}"[:4000])
         time.sleep(0.05)
 
 
