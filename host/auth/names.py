@@ -17,7 +17,7 @@ import functools
 import unicodedata
 from importlib.resources import files
 
-__all__ = ["fold", "same_name", "shown", "skeleton"]
+__all__ = ["fold", "name_forms", "same_name", "shown", "skeleton"]
 
 
 def fold(name: str) -> str:
@@ -32,12 +32,17 @@ def skeleton(name: str) -> str:
     return unicodedata.normalize("NFD", mapped)
 
 
+def name_forms(name: str) -> tuple[str, str, str, str]:
+    """The forms two names are compared in, in order: as is, NFKC case folded, the skeleton,
+    the folded name's skeleton. Two names are the same when any form is equal to its fellow."""
+    folded = fold(name)
+    return (name, folded, skeleton(name), skeleton(folded))
+
+
 def same_name(one: str, other: str) -> bool:
     """Whether a person would read ``one`` and ``other`` as the same name."""
-    if one == other:
-        return True
-    a, b = fold(one), fold(other)
-    return a == b or skeleton(one) == skeleton(other) or skeleton(a) == skeleton(b)
+    pairs = zip(name_forms(one), name_forms(other), strict=True)
+    return one == other or any(a == b for a, b in pairs)
 
 
 def shown(name: str) -> str:

@@ -20,7 +20,7 @@ from types import MappingProxyType
 
 from host.auth.errors import AuthError, AuthSettingsError
 from host.auth.identity import Identity
-from host.auth.names import same_name
+from host.auth.names import name_forms
 from host.auth.tokenfile import TokenRecord, digest, read_tokens
 
 __all__ = ["StaticTokens"]
@@ -55,6 +55,7 @@ class StaticTokens:
         self._lock = threading.Lock()
         self._signature = self._stat()
         self._records: tuple[TokenRecord, ...] = tuple(read_tokens(path))
+        self._indexed: tuple[tuple[TokenRecord, ...], dict[tuple[int, str], str]] | None = None
         self._checked_at = clock()
         if self._signature is None:
             log.warning(
@@ -103,7 +104,21 @@ class StaticTokens:
         NOTE: the same after NFKC case folding or by UTS #39 skeleton (:func:`same_name`), so
         ``ALICE`` or ``alice`` with a Cyrillic ``i`` (U+0456) cannot stand for ``alice`` in a trail.
         """
-        return next((r.name for r in self._current() if same_name(r.name, name)), None)
+        forms = self._forms()
+        return next((forms[k] for k in enumerate(name_forms(name)) if k in forms), None)
+
+    def _forms(self) -> dict[tuple[int, str], str]:
+        """Each current token's name by each of its forms (:func:`name_forms`), made once per
+        reading of the file rather than for every caller's name asked about."""
+        records = self._current()
+        indexed = self._indexed
+        if indexed is None or indexed[0] is not records:
+            forms: dict[tuple[int, str], str] = {}
+            for record in records:
+                for key in enumerate(name_forms(record.name)):
+                    forms.setdefault(key, record.name)
+            indexed = self._indexed = (records, forms)
+        return indexed[1]
 
     def _current(self) -> tuple[TokenRecord, ...]:
         with self._lock:
