@@ -49,8 +49,9 @@ for _ in range(int(sys.argv[2]) + int(sys.argv[3])):
 """
 
 
-def count(tree: Path, kind: str, calls: int) -> int:
-    """Instructions of one process that makes ``calls`` calls of ``kind`` (after the warm-up)."""
+def count(tree: Path, kind: str, calls: int) -> list[int]:
+    """Instructions of each thread of one process that makes ``calls`` calls of ``kind`` (after
+    the warm-up), in the order the threads started: the request's thread first."""
     with tempfile.TemporaryDirectory(prefix="host-instructions-") as scratch:
         data = Path(scratch)
         env = {k: v for k, v in os.environ.items() if not k.startswith("HOST_")}
@@ -64,11 +65,13 @@ def count(tree: Path, kind: str, calls: int) -> int:
         )
         out = data / "callgrind.out"
         subprocess.run(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", str(PYTHON), "-c",
+            ["valgrind", "--tool=callgrind", "--separate-threads=yes",
+             f"--callgrind-out-file={out}", str(PYTHON), "-c",
              _LOOP, kind, str(_WARM_UP), str(calls)],
             cwd=tree, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
-        return _total(out.read_text())
+        parts = sorted(data.glob("callgrind.out-*"), key=lambda p: int(p.name.rsplit("-", 1)[1]))
+        return [_total(part.read_text()) for part in parts]
 
 
 def _total(text: str) -> int:
@@ -79,12 +82,16 @@ def _total(text: str) -> int:
     raise ValueError("no totals in the callgrind output")
 
 
-def per_call(tree: Path, kind: str) -> float:
-    """Instructions per call of ``kind`` in ``tree``: two runs' difference, made side by side."""
+def per_call(tree: Path, kind: str) -> list[float]:
+    """Instructions per call of ``kind`` in ``tree`` by thread: two runs' difference, made side
+    by side. The threads are the request's, then the host's own in the order they started (the
+    store's journal, the handler pool, the audit writer)."""
     extra = CALLS[kind]
     with ThreadPoolExecutor(2) as runs:
         short, long = runs.map(lambda n: count(tree, kind, n), (extra // 10, extra + extra // 10))
-    return (long - short) / extra
+    if len(short) != len(long):
+        raise RuntimeError(f"the two runs started {len(short)} and {len(long)} threads")
+    return [(b - a) / extra for a, b in zip(short, long, strict=True)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,10 +110,12 @@ def main(argv: list[str] | None = None) -> int:
     for kind in kinds:
         first: float | None = None
         for tree in args.trees:
-            figure = per_call(tree.resolve(), kind)
+            threads = per_call(tree.resolve(), kind)
+            figure = sum(threads)
             first = first or figure
+            apart = " + ".join(f"{t / 1000:,.1f}k" for t in threads)
             print(f"{kind:8}  {figure / 1000:9,.1f}k instructions per call  x{figure / first:.3f}"
-                  f"  {tree}")  # fmt: skip
+                  f"  {tree}  (by thread: {apart})")  # fmt: skip
     return 0
 
 
