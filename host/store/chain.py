@@ -20,15 +20,15 @@ RFC 8785's order, which for an object is its members' canonical texts sorted by 
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import rfc8785
 
+from host.jsonvalues import encoder
 from host.store.records import STARTED, AuditRecord, iso
 from host.store.signing import Signer
 
@@ -64,10 +64,7 @@ def canonical(value: Any) -> bytes:
     hold any of them (:func:`_risky`, which errs on the safe side) goes to rfc8785; the tests
     compare the two on generated values.
     """
-    try:
-        text = _JSON(value)
-    except (TypeError, ValueError):
-        text = None
+    text = _encoded(value)
     if text is not None and not _risky(text):
         return text.encode("utf-8")
     try:
@@ -76,13 +73,27 @@ def canonical(value: Any) -> bytes:
         return rfc8785.dumps(_representable(value))
 
 
-_JSON = json.JSONEncoder(
-    ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")
-).encode
+#: The json module's sorted, compact encoding. NOTE: one C encoder made once, not one per value
+#: (``json.JSONEncoder.encode`` makes one for every object it encodes).
+_JSON = encoder(sort_keys=True, compact=True, allow_nan=False)
+
+
+def _encoded(value: Any) -> str | None:
+    """``value`` as :data:`_JSON` writes it; None if it cannot (not JSON, NaN, a cycle)."""
+    try:
+        return _JSON(value)
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
 _HIGH = re.compile(r"[\ud800-\U0010ffff]")
 _WHOLE = re.compile(r"\.0(?![0-9])")
 _EXPONENT = re.compile(r"[0-9][eE][+-]")
-_LONG = re.compile(r"[0-9]{16}")
+# NOTE: in compact JSON an integer starts a text or follows ":", "," or "["; looking there alone
+# (a search for the separator is one pass in C) and not at every digit of the hashes and ids of
+# a record saved a tenth of the audit writer's instructions.
+_LONG = re.compile(r"[:,\[]-?[0-9]{16}")
+_LONG_FIRST = re.compile(r"-?[0-9]{16}")
 
 
 def _risky(text: str) -> bool:
@@ -97,6 +108,7 @@ def _risky(text: str) -> bool:
         or (("e+" in text or "e-" in text or "E+" in text or "E-" in text)
             and _EXPONENT.search(text) is not None)
         or _LONG.search(text) is not None
+        or _LONG_FIRST.match(text) is not None
     )  # fmt: skip
 
 
@@ -130,18 +142,24 @@ class Head:
     checkpoint_at: float | None = None
 
 
-@dataclass(frozen=True)
-class Prepared:
-    """A record to append at ``rank``, its entry's members already encoded."""
+class Prepared(NamedTuple):
+    """A record to append at ``rank``, its entry already encoded but for ``prev`` and ``seq``.
+
+    ``parts`` is the entry's canonical JSON cut where their values go: the text before
+    ``prev``'s value, the text between it and ``seq``'s, and the rest.
+    """
 
     record: AuditRecord
     rank: int
-    members: Mapping[str, str]
+    parts: tuple[str, str, str]
 
 
-@dataclass(frozen=True)
-class Link:
-    """One entry as a backend keeps it: its indexed fields, ``body`` (the hashed text), ``hash``."""
+class Link(NamedTuple):
+    """One entry as a backend keeps it: its indexed fields, ``body`` (the hashed text), ``hash``.
+
+    NOTE: a tuple, in the order of the SQLite backend's columns, so its rows are the links
+    themselves (a frozen dataclass set each of its nine fields through ``object.__setattr__``).
+    """
 
     seq: int
     hash: str
@@ -154,30 +172,63 @@ class Link:
     tool: str
 
 
+# NOTE: values no record holds (and if one did, it would show twice and be taken the slow way):
+# the entry is encoded once, with these for prev and seq, and cut where they are.
+_PREV = "\x00chain-prev\x00"
+_SEQ = "\x00chain-seq\x00"
+_PREV_JSON = _JSON(_PREV)
+_SEQ_JSON = _JSON(_SEQ)
+
+
 def prepare(record: AuditRecord, rank: int) -> Prepared:
     """``record`` ready to be linked at ``rank`` (an act about to run is kind ``started``)."""
     entry = record.entry()
     if rank == STARTED:
         entry["kind"] = "started"
-    # NOTE: the keys are the record's own (ASCII words); the values are encoded by the json
-    # module and checked once, all together, and only a record that might differ from RFC 8785
-    # is encoded again member by member (see canonical()).
-    try:
-        members = {key: f'"{key}":{_JSON(value)}' for key, value in entry.items()}
-    except (TypeError, ValueError):
-        members = {}
-    if not members or _risky("".join(members.values())):
-        members = {key: _member(key, value) for key, value in entry.items()}
-    return Prepared(record, rank, members)
+    return Prepared(record, rank, _cut(entry) or _cut_slowly(entry))
+
+
+def _cut(entry: dict[str, Any]) -> tuple[str, str, str] | None:
+    """``entry``'s parts (see :class:`Prepared`) from one encoding of it by the json module;
+    None where that might not be RFC 8785's, or a value holds a stand-in."""
+    text = _encoded({**entry, "prev": _PREV, "seq": _SEQ})
+    if text is None or _risky(text):
+        return None
+    prev = text.find(_PREV_JSON)
+    seq = text.find(_SEQ_JSON)
+    if text.find(_PREV_JSON, prev + 1) >= 0 or text.find(_SEQ_JSON, seq + 1) >= 0:
+        return None
+    return text[:prev], text[prev + len(_PREV_JSON) : seq], text[seq + len(_SEQ_JSON) :]
+
+
+def _cut_slowly(entry: Mapping[str, Any]) -> tuple[str, str, str]:
+    """``entry``'s parts, each member encoded by :func:`canonical` on its own."""
+    members = {key: _member(key, value) for key, value in entry.items()}
+    # NOTE: every top-level key is ASCII, so sorting by code point is RFC 8785's UTF-16 order.
+    keys = sorted(members.keys() - {"prev", "seq"})
+    before = "".join(members[k] + "," for k in keys if k < "prev")
+    between = "".join("," + members[k] for k in keys if "prev" < k < "seq")
+    after = "".join("," + members[k] for k in keys if k > "seq")
+    return "{" + before + '"prev":', between + ',"seq":', after + "}"
 
 
 def _member(key: str, value: Any) -> str:
     return canonical(key).decode() + ":" + canonical(value).decode()
 
 
-def _joined(members: Mapping[str, str]) -> str:
-    # NOTE: every top-level key is ASCII, so sorting by code point is RFC 8785's UTF-16 order.
-    return "{" + ",".join(members[key] for key in sorted(members)) + "}"
+def _text_of(seq: int, prev: str) -> tuple[str, str]:
+    """``seq`` and ``prev`` as canonical JSON.
+
+    NOTE: written directly when they are what the chain makes (an integer of up to 15 digits,
+    a hex digest): :func:`canonical` twice a record was a tenth of the audit writer's work.
+    """
+    seq_text = str(seq) if 0 <= seq < _SHORT else canonical(seq).decode()
+    prev_text = f'"{prev}"' if prev.isascii() and prev.isalnum() else canonical(prev).decode()
+    return seq_text, prev_text
+
+
+#: Integers below this are written alike by the json module and RFC 8785 (see :func:`_risky`).
+_SHORT = 10**15
 
 
 class Chain:
@@ -224,10 +275,9 @@ class Chain:
 
     @staticmethod
     def _linked(prepared: Prepared, seq: int, prev: str) -> Link:
-        members = dict(prepared.members)
-        members["seq"] = _member("seq", seq)
-        members["prev"] = _member("prev", prev)
-        body = _joined(members)
+        before, between, after = prepared.parts
+        seq_text, prev_text = _text_of(seq, prev)
+        body = f"{before}{prev_text}{between}{seq_text}{after}"
         record = prepared.record
         kind = "started" if prepared.rank == STARTED else record.kind
         return Link(

@@ -66,8 +66,9 @@ CREATE TABLE IF NOT EXISTS store_audit_head (
 );
 """
 
+#: NOTE: the columns in :class:`~host.store.chain.Link`'s order: each link is its own row.
 _INSERT = (
-    "INSERT INTO store_audit_chain (seq, id, at, principal, tool, rank, kind, body, hash)"
+    "INSERT INTO store_audit_chain (seq, hash, body, rank, kind, id, at, principal, tool)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
@@ -115,10 +116,7 @@ def append(
     if not kept:
         return []
     links = chain.link(head(conn), kept, now)
-    conn.executemany(
-        _INSERT,
-        [(k.seq, k.id, k.at, k.principal, k.tool, k.rank, k.kind, k.body, k.hash) for k in links],
-    )
+    conn.executemany(_INSERT, links)
     conn.execute(_HEAD, (links[-1].seq, links[-1].hash))
     return links
 
