@@ -20,6 +20,7 @@ from host.machine.types import (
     Outcome,
     ProgressSink,
     Question,
+    act_directly,
     given,
 )
 
@@ -42,6 +43,7 @@ __all__ = [
     "Outcome",
     "ProgressSink",
     "Question",
+    "act_directly",
     "compile_project",
     "given",
 ]

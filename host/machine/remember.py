@@ -96,4 +96,4 @@ class Approving:
     @property
     def used(self) -> tuple[Approved, ...]:
         """The confirms passed so far, in order."""
-        return tuple(given for given, _ in self._passed)
+        return tuple(given for given, _ in self._passed) if self._passed else ()

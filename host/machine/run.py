@@ -117,7 +117,7 @@ class Machine(Handling):
             if isinstance(s, QuestionStep)
         }
         self._validator = SchemaCheck(input_schema)
-        self._fields = tuple(input_schema.get("properties", {}))
+        self._fields = frozenset(input_schema.get("properties", {}))
         self._defaults = _defaults_of(input_schema)
         self._described = self._describe()
 
@@ -150,6 +150,8 @@ class Machine(Handling):
 
     def check_arguments(self, arguments: Mapping[str, Any]) -> Outcome | None:
         """An ``isError`` outcome saying what to fix, or None when the arguments are valid."""
+        if self._validator.passes(arguments):
+            return None  # NOTE: valid, as most are: no copy to check, no errors to sort
         errors = sorted(self._validator.errors(dict(arguments)), key=lambda e: e.path)
         if not errors:
             return None
@@ -167,7 +169,9 @@ class Machine(Handling):
     def arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """The call's inputs as the tool sees them: its own fields, defaults filled in."""
         scope: dict[str, Any] = dict(self._defaults)
-        scope.update((k, v) for k, v in arguments.items() if k in self._fields)
+        if arguments:
+            fields = self._fields
+            scope.update({k: v for k, v in arguments.items() if k in fields})
         return scope
 
     def run(
@@ -210,7 +214,7 @@ class Machine(Handling):
         approval: Decided | None = None
         scope.setdefault("caller", ctx.principal)
         for step in self.steps:
-            if not step.deps.isdisjoint(blocked):
+            if blocked and not step.deps.isdisjoint(blocked):
                 blocked |= {step.name} if isinstance(step, ReadStep) else step.outputs
                 continue
             if isinstance(step, ApproveStep):
@@ -275,7 +279,8 @@ class Machine(Handling):
             outcome = ctx.once(lambda: self._act(scope, ctx, act))
         if approval is not None:
             outcome = replace(outcome, approval=approval)
-        return replace(outcome, approvals=approving.used) if approving.used else outcome
+        used = approving.used
+        return replace(outcome, approvals=used) if used else outcome
 
     def _read_result(self, scope: Mapping[str, Any], ctx: CallContext) -> Outcome:
         """A read-only tool's result: no act, so no claim (nothing to run twice)."""

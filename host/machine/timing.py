@@ -94,10 +94,11 @@ class Handoff(Generic[T]):
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait at most ``timeout`` seconds for the call to end; whether it has."""
-        if not self._done.acquire(timeout=-1 if timeout is None else timeout):
+        done = self._done
+        if not done.acquire(True, -1 if timeout is None else timeout):
             return False
         # NOTE: given back at once, so a second wait (or one on another thread) returns too.
-        self._done.release()
+        done.release()
         return True
 
     def result(self, timeout: float | None = None) -> T:
@@ -107,8 +108,11 @@ class Handoff(Generic[T]):
             TimeoutError: it has not come within ``timeout``.
             BaseException: whatever the call raised.
         """
-        if not self.wait(timeout):
+        # NOTE: :meth:`wait` written out: every read and act waits here, a call less each.
+        done = self._done
+        if not done.acquire(True, -1 if timeout is None else timeout):
             raise TimeoutError
+        done.release()
         if self._error is not None:
             raise self._error
         # NOTE: set by run whenever no error was (a call may return None itself).
@@ -124,15 +128,18 @@ class Runner:
 
     def __init__(self, threads: int = 256) -> None:
         self._threads = threads
-        self._lock = threading.Lock()
         self._callers: Slots | None = None
-        self._pid = -1
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
         self._queue: SimpleQueue[Handoff[Any]] = SimpleQueue()
         # NOTE: idle threads less calls waiting for one; a thread is started when it is
         # negative, until there are ``threads``.
         self._spare = 0
         self._started = 0
         self._running: set[Handoff[Any]] = set()
+        # NOTE: a forked child (a gunicorn worker) starts its own pool at the fork, rather than
+        # each handoff asking whose process it is in (a system call a handoff).
+        os.register_at_fork(after_in_child=self._reset)
         atexit.register(self._drain)
 
     def limit_callers(self, most: int | None) -> None:
@@ -146,7 +153,8 @@ class Runner:
             ProtocolError: HTTP 429: the request's principal holds its share of threads already
                 (handlers of its that outran their callers still hold theirs).
         """
-        callers, caller = self._callers, CALLER.get()
+        callers = self._callers
+        caller = CALLER.get() if callers is not None else None
         if callers is None or caller is None:
             return self._hand(Handoff(call))
         if not callers.take(caller):
@@ -172,14 +180,13 @@ class Runner:
 
     def _hand(self, handoff: Handoff[T]) -> Handoff[T]:
         with self._lock:
-            if self._pid != os.getpid():
-                self._reset()
             self._spare -= 1
             start = self._spare < 0 and self._started < self._threads
             if start:
                 self._spare += 1
                 self._started += 1
-            queue, number = self._queue, self._started - 1
+            number = self._started - 1
+        queue = self._queue
         queue.put(handoff)
         if start:
             name = f"host-handler_{number}"
@@ -187,20 +194,22 @@ class Runner:
         return handoff
 
     def _reset(self) -> None:
-        """A pool of no threads yet, for this process (under the lock).
+        """A pool of no threads yet, for this (forked) process: run in the child at the fork.
 
         NOTE: a pool inherited over fork has no threads in the child, and its queue and counts
-        are the parent's.
+        are the parent's; its lock too, which another thread of the parent may have held.
         """
+        self._lock = threading.Lock()
         self._pid, self._queue, self._spare, self._started = os.getpid(), SimpleQueue(), 0, 0
         self._running = set()
 
     def _work(self, queue: SimpleQueue[Handoff[Any]]) -> None:
         """A pool thread: run what comes, for the life of the process."""
+        running, ended = self._running, self._ended
         while True:
             handoff = queue.get()
-            self._running.add(handoff)
-            handoff.run(self._ended)
+            running.add(handoff)
+            handoff.run(ended)
 
     def _ended(self, handoff: Handoff[Any]) -> None:
         """A pool thread is free again."""

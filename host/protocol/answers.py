@@ -82,9 +82,10 @@ class Ledger:
     definition: str = ""
 
     @classmethod
-    def start(cls) -> Ledger:
-        """The ledger of a new call: a fresh nonce, nothing asked, nothing accepted."""
-        return cls(ids.nonce(), started=time.time())
+    def start(cls, definition: str = "") -> Ledger:
+        """The ledger of a new call: a fresh nonce, nothing asked, nothing accepted; bound to
+        the tool's ``definition`` when given (:meth:`bound`)."""
+        return cls(ids.nonce(), 1, {}, {}, time.time(), definition)
 
     def take(self, responses: Mapping[str, Any], fields: Callable[[str], frozenset[str]]) -> Ledger:
         """This round's answers added: only those to questions the previous round asked.

@@ -145,7 +145,7 @@ def prepare(
         problem = machine.check_arguments(arguments)
         if problem is not None:
             return adapt.result(problem, revision)
-        ledger = Ledger.start()
+        ledger = Ledger.start(machine.definition)
     call = Call(
         machine,
         arguments,

@@ -24,7 +24,9 @@ from host.machine import (
     CallContext,
     Machine,
     NeedInput,
+    Once,
     Outcome,
+    act_directly,
 )
 from host.machine.pages import NO_URL_ASKS
 from host.protocol.acts import Acts
@@ -142,7 +144,8 @@ class ToolHost:
         machine = self.machines.get(name) if isinstance(name, str) else None
         if machine is None:
             raise error(INVALID_PARAMS, f"Unknown tool: {name!r}", {"name": name})
-        missing = missing_scopes(request.scopes, machine.scopes)
+        # NOTE: most tools need no scope of their own: nothing to look for then.
+        missing = missing_scopes(request.scopes, machine.scopes) if machine.scopes else None
         if missing:
             log.info(
                 "scope refused",
@@ -223,10 +226,12 @@ class ToolHost:
 
     def _advance(self, call: Call, event: Round) -> Step:
         machine = call.machine
-        ledger = call.ledger.take(call.responses, machine.form_fields)
-        if ledger.round == 1:
+        ledger = call.ledger
+        if ledger.asked:  # NOTE: a first round asked nothing: no answers to take or count
+            ledger = ledger.take(call.responses, machine.form_fields)
+            event.answers = ledger.answered(k for k in call.ledger.asked if k in call.responses)
+        if ledger.round == 1 and ledger.definition != machine.definition:
             ledger = ledger.bound(machine.definition)
-        event.answers = ledger.answered(k for k in call.ledger.asked if k in call.responses)
         # NOTE: a later round asks first what became of its act only when its steps could
         # change something on the way to it (a page, an approval, a remembered yes); a plain
         # tool's steps are reads and questions, and its act's claim answers that question itself
@@ -306,44 +311,44 @@ class ToolHost:
     def _context(self, call: Call, ledger: Ledger, pages: CallAsks | None) -> CallContext:
         log = self._loggers[call.machine.name]
         request = call.request
-        gate = self._gate(call, ledger) if call.machine.approves else NO_GATE
+        machine = call.machine
+        gate = self._gate(call, ledger) if machine.approves else NO_GATE
         return CallContext(
             principal=request.principal,
             scopes=request.scopes,
             claims=request.claims,
-            tool=call.machine.name,
+            tool=machine.name,
             data_dir=self.data_dir,
             log=call.logs.logger(log) if call.logs is not None else log,
             round=ledger.round,
-            # NOTE: only a call that asked has a nonce the client can send back; a first-round
-            # act cannot be retried as the same call, so it needs no claim, only its record.
-            once=refused(ledger)
-            or (
-                self.acts.guard(
-                    ledger.nonce,
-                    call.machine.name,
-                    call.machine.act_timeout_s,
-                    lambda incident: self._lost_record(call, ledger, incident, gate),
-                )
-                if ledger.round > 1
-                else self.acts.first(
-                    call.machine.name,
-                    call.machine.act_timeout_s,
-                    lambda incident: self._lost_record(call, ledger, incident, gate),
-                )
-            ),
+            # NOTE: a tool without an act never runs its guard: none is made for it (its claim
+            # or record, and the closures that carry them, were a read's largest part of this).
+            once=act_directly if machine.read_only else self._once(call, ledger, gate),
             report=call.progress,
             approvals=(
-                StoreApprovals(
-                    self.store, request.owner, call.machine.name, call.machine.definition
-                )
-                if call.machine.remembers
+                StoreApprovals(self.store, request.owner, machine.name, machine.definition)
+                if machine.remembers
                 else NO_APPROVALS
             ),
             gate=gate,
             locks=self.locks,
             url_asks=pages or NO_URL_ASKS,
         )
+
+    def _once(self, call: Call, ledger: Ledger, gate: object) -> Once:
+        """The act's ``ctx.once``: a call holding a no never acts; a later round's act is
+        claimed; a first round's has only its record (no client can send it again)."""
+        refusal = refused(ledger) if ledger.accepted else None
+        if refusal is not None:
+            return refusal
+        machine = call.machine
+
+        def lost(incident: str) -> Started | None:
+            return self._lost_record(call, ledger, incident, gate)
+
+        if ledger.round > 1:
+            return self.acts.guard(ledger.nonce, machine.name, machine.act_timeout_s, lost)
+        return self.acts.first(machine.name, machine.act_timeout_s, lost)
 
     def _lost_record(
         self, call: Call, ledger: Ledger, incident: str, gate: object

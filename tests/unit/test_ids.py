@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import threading
 import time
+
+import pytest
 
 from host import ids
 from host.store.records import call_id
@@ -18,6 +21,19 @@ def test_ids_have_their_formats_and_do_not_repeat() -> None:
     assert all(re.fullmatch(r"[A-Za-z0-9_-]{22}", t) for t in tokens)
     assert all(re.fullmatch(r"[0-9a-f]{12}", i) for i in incidents)
     assert len(set(tokens)) == len(tokens) and len(set(incidents)) == len(incidents)
+
+
+def test_a_token_is_the_urlsafe_base64_of_its_bytes_for_every_length(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The written-out encoding gives what :func:`base64.urlsafe_b64encode` gives, unpadded."""
+    for nbytes in range(1, 40):
+        raw = os.urandom(nbytes)
+        monkeypatch.setattr(ids._BUFFER, "take", lambda n, raw=raw: raw[:n])
+        expected = base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+        assert ids.token(nbytes) == expected
+    monkeypatch.setattr(ids._BUFFER, "take", lambda n: b"\xfb\xff\xbf" * (n // 3))
+    assert ids.token(12) == "-_-_" * 4  # the URL-safe letters for 62 and 63, never + or /
 
 
 def test_nonces_begin_with_their_time_so_store_keys_come_in_order() -> None:
