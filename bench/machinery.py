@@ -49,8 +49,8 @@ PARTS: dict[str, tuple[tuple[str, str], ...]] = {
     "headers and _meta checks": (
         ("host/protocol/modern/envelope.py", "read_envelope"),
         ("host/protocol/revisions.py", "is_modern_message"),
-        ("host/web/app.py", "origin_allowed"),
-        ("host/web/app.py", "_accepts_json"),
+        ("host/web/mcp.py", "origin_allowed"),
+        ("host/web/mcp.py", "_accepts_json"),
     ),
     "argument validation": (("host/machine/run.py", "check_arguments"),),
     "requestState seal": (("host/protocol/modern/state.py", "seal"),),

@@ -12,10 +12,13 @@ Which check failed stays in the log: a client learns ``invalid_token`` and nothi
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import falcon
+from falcon.uri import parse_query_string
 
 from host.auth import (
     Authenticator,
@@ -58,35 +61,49 @@ class Gate:
         self.observers = tuple(observers)
 
     def identify(self, req: falcon.Request, resp: falcon.Response) -> Identity | None:
-        """The caller of ``req``; None after answering it with 401 (nothing else may run).
+        """The caller of ``req``; None after answering it with 401 (nothing else may run)."""
+        found = self.caller(req.env)
+        if isinstance(found, AuthError):
+            self.refuse(resp, found)
+            return None
+        return found
+
+    def caller(self, environ: Mapping[str, Any]) -> Identity | AuthError:
+        """The caller of the request of ``environ``, or why its token is refused.
 
         NOTE: a token in the query string is refused even next to a good header: URLs end up
-        in logs and browser histories, and MCP allows the header only.
+        in logs and browser histories, and MCP allows the header only. The query is read as
+        Falcon reads ``req.params``.
         """
+        query = environ.get("QUERY_STRING")
         try:
-            if req.params and any(name in req.params for name in QUERY_TOKENS):
+            if query and any(name in parse_query_string(query, True) for name in QUERY_TOKENS):
                 raise AuthError("invalid_token", "a token in the query string")
-            return self.authenticator.authenticate(req.get_header("Authorization"))
+            return self.authenticator.authenticate(environ.get("HTTP_AUTHORIZATION"))
         except AuthError as exc:
-            self.refuse(resp, exc)
-            return None
+            return exc
 
     def refuse(self, resp: falcon.Response, exc: AuthError) -> None:
         """Answer 401 with the challenge, for a token refused at the door or at a decision."""
+        resp.status = 401
+        challenge, resp.data = self.refusal(exc)
+        resp.set_header("WWW-Authenticate", challenge)
+
+    def refusal(self, exc: AuthError) -> tuple[str, bytes]:
+        """The ``WWW-Authenticate`` challenge and the JSON body of a 401 for ``exc`` (logged,
+        and told to the observers)."""
         log.info(
             "request refused",
             extra={"event": "auth_refused", "kind": exc.kind, "reason": exc.reason},
         )
         notify_refused(self.observers, Refusal("unauthenticated", exc.kind))
-        resp.status = 401
-        resp.set_header(
-            "WWW-Authenticate", unauthorized_challenge(self.settings, exc.kind, self.scopes)
-        )
-        resp.media = {"error": exc.kind, "error_description": str(exc)}
+        body = {"error": exc.kind, "error_description": str(exc)}
+        challenge = unauthorized_challenge(self.settings, exc.kind, self.scopes)
+        return challenge, json.dumps(body, ensure_ascii=False).encode()
 
-    def forbid(self, resp: falcon.Response, needed: Sequence[str]) -> None:
-        """Add the ``insufficient_scope`` challenge to a 403 the protocol layer answered."""
-        resp.set_header("WWW-Authenticate", insufficient_scope_challenge(self.settings, needed))
+    def scope_challenge(self, needed: Sequence[str]) -> str:
+        """The ``insufficient_scope`` challenge of a 403 the protocol layer answered."""
+        return insufficient_scope_challenge(self.settings, needed)
 
 
 class MetadataResource:
