@@ -250,6 +250,9 @@ class Chain:
         self.signer = signer
         self.every = every
         self.every_s = every_s
+        #: The head after the entries this chain linked last (written or not): a backend that
+        #: reads the same head's seq and hash again may take its checkpoint from here.
+        self.linked: Head | None = None
 
     def link(self, head: Head, records: Sequence[Prepared], now: float) -> list[Link]:
         """The entries that append ``records`` (already filtered by rank) after ``head``."""
@@ -266,6 +269,7 @@ class Chain:
                 link = self.checkpoint(seq, prev, now)
                 links.append(link)
                 prev, last_cp, last_cp_at = link.hash, seq, now
+        self.linked = Head(seq, prev, last_cp, last_cp_at)
         return links
 
     def _due(self, seq: int, last_cp: int, last_cp_at: float | None, now: float) -> bool:

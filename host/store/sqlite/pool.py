@@ -56,6 +56,9 @@ class Connections:
         # NOTE: connections that commit with synchronous = FULL are pooled apart, so no
         # transaction pays two pragmas to switch a connection's level and back.
         self._durable: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
+        # NOTE: and so are those of writes that wait for SQLite's lock otherwise than the busy
+        # timeout (the audit writer's: every batch paid two pragmas to set its wait and back).
+        self._waiting: dict[tuple[bool, float], queue.SimpleQueue[sqlite3.Connection]] = {}
         # NOTE: connections inherited over fork are kept referenced, never closed in the child:
         # SQLite forbids using them there, and closing one could disturb the parent's locks.
         self._inherited: list[queue.SimpleQueue[sqlite3.Connection]] = []
@@ -100,16 +103,17 @@ class Connections:
         if found is not None:
             raise StoreError(found)
 
-    def open(self, *, durable: bool = False) -> sqlite3.Connection:
+    def open(self, *, durable: bool = False, wait_s: float | None = None) -> sqlite3.Connection:
         """A new connection to the store's file (never creating one), in WAL mode.
 
         Args:
             durable: Its commits use ``synchronous = FULL`` (else ``NORMAL``).
+            wait_s: Its busy timeout, if not ``busy_timeout_s``.
         """
         conn = sqlite3.connect(
             self._uri,
             uri=True,
-            timeout=self.busy_timeout_s,
+            timeout=self.busy_timeout_s if wait_s is None else wait_s,
             isolation_level=None,  # we issue BEGIN ourselves
             check_same_thread=False,  # pooled: used by one thread at a time, not always the same
         )
@@ -143,22 +147,25 @@ class Connections:
             raise sqlite3.OperationalError(f"journal_mode is {mode!r}, WAL could not be set")
 
     @contextmanager
-    def connection(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
+    def connection(
+        self, *, durable: bool = False, wait_s: float | None = None
+    ) -> Iterator[sqlite3.Connection]:
         """A connection for this thread to use alone; store errors come out as StoreError.
 
         Args:
             durable: One whose commits use ``synchronous = FULL``.
+            wait_s: One whose busy timeout is this, not ``busy_timeout_s``.
         """
         if self.closed:
             raise StoreError(f"the SQLite store {self.path} is closed")
         if os.getpid() != self._pid:
             self._after_fork()
-        idle = self._durable if durable else self._idle
+        idle = self._idle_for(durable, wait_s)
         try:
             try:
                 conn = idle.get_nowait()
             except queue.Empty:
-                conn = self.open(durable=durable)
+                conn = self.open(durable=durable, wait_s=wait_s)
                 if self.problem() is not None:
                     conn.close()
                     self.check()
@@ -173,6 +180,21 @@ class Connections:
         except sqlite3.Error as exc:
             raise StoreError(f"the SQLite store {self.path} failed: {exc}") from exc
 
+    def _idle_for(
+        self, durable: bool, wait_s: float | None
+    ) -> queue.SimpleQueue[sqlite3.Connection]:
+        """The idle connections of this kind."""
+        if wait_s is None:
+            return self._durable if durable else self._idle
+        found = self._waiting.get((durable, wait_s))
+        if found is None:
+            with self._lock:
+                found = self._waiting.setdefault((durable, wait_s), queue.SimpleQueue())
+        return found
+
+    def _pools(self) -> list[queue.SimpleQueue[sqlite3.Connection]]:
+        return [self._idle, self._durable, *self._waiting.values()]
+
     def _hand_back(
         self, conn: sqlite3.Connection, idle: queue.SimpleQueue[sqlite3.Connection], broken: bool
     ) -> None:
@@ -186,7 +208,8 @@ class Connections:
             return
         if conn.in_transaction:
             conn.rollback()
-        if self.closed or idle not in (self._idle, self._durable):
+        current = idle is self._idle or idle is self._durable or idle in self._waiting.values()
+        if self.closed or not current:
             conn.close()
         else:
             idle.put(conn)
@@ -201,7 +224,8 @@ class Connections:
             durable: Commit with ``synchronous = FULL``: the transaction survives a power loss,
                 at the cost of an fsync of the write-ahead log.
             wait_s: Wait at most this long for another process's write lock (instead of
-                ``busy_timeout_s``).
+                ``busy_timeout_s``): a connection whose busy timeout it is, kept for the next
+                such write.
             queued: Take this process's turn among its writers first. False for a probe of the
                 file itself: it asks SQLite's lock directly, so a lock held elsewhere is reported
                 as SQLite says it, not as a long queue of this process's writers waiting on it.
@@ -231,26 +255,19 @@ class Connections:
 
     @contextmanager
     def _transaction(self, durable: bool, wait_s: float | None) -> Iterator[sqlite3.Connection]:
-        with self.connection(durable=durable) as conn:
-            if wait_s is not None:
-                conn.execute(f"PRAGMA busy_timeout = {int(wait_s * 1000)}")
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                yield conn
-                conn.execute("COMMIT")
-            finally:
-                # NOTE: a pragma cannot run inside the transaction a failed block left open.
-                if wait_s is not None and conn.in_transaction:
-                    conn.rollback()
-                if wait_s is not None:
-                    conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
+        # NOTE: a block that fails leaves its transaction open: it is rolled back when the
+        # connection is handed back.
+        with self.connection(durable=durable, wait_s=wait_s) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            yield conn
+            conn.execute("COMMIT")
 
     def close(self) -> None:
         """Close this process's idle connections; ones in use close when handed back."""
         self.closed = True
         if os.getpid() != self._pid:
             self._after_fork()  # close only what this process opened
-        for idle in (self._idle, self._durable):
+        for idle in self._pools():
             while True:
                 try:
                     idle.get_nowait().close()
@@ -260,8 +277,9 @@ class Connections:
     def _after_fork(self) -> None:
         with self._lock:
             if os.getpid() != self._pid:
-                self._inherited += [self._idle, self._durable]
+                self._inherited += self._pools()
                 self._idle, self._durable = queue.SimpleQueue(), queue.SimpleQueue()
+                self._waiting = {}
                 # NOTE: a thread of the parent may have held it at the fork; it never returns.
                 self._writer = threading.Lock()
                 self._pid = os.getpid()
