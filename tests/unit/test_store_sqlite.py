@@ -10,6 +10,7 @@ writers queue on a lock of their own, so SQLite only arbitrates between processe
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 import threading
 import time
@@ -287,3 +288,45 @@ def test_a_store_file_from_before_keeps_working_without_its_owner_indexes(tmp_pa
     with contextlib.closing(sqlite3.connect(path)) as conn:
         names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
     assert not names & {"store_acts_owner", "store_locks_owner"}
+
+
+# -- the audit chain's writes ----------------------------------------------------------------------
+
+
+def test_two_processes_take_the_newest_checkpoint_from_each_other(tmp_path: Path) -> None:
+    """Each store remembers the head it linked last, with its checkpoint; one that finds the
+    head moved (another process wrote, a checkpoint among it) reads the checkpoint again."""
+    from host.store.chain_check import check_chain
+    from host.store.records import ENDED, AuditRecord
+    from host.store.signing import Signer
+
+    key = Signer.derived("s" * 32)
+    stores = [Store(SqliteBackend(tmp_path / "store.db", busy_timeout_s=5.0)) for _ in "ab"]
+    for store in stores:
+        store.sign_checkpoints(key, every=3)
+    for n, writer in enumerate([0, 0, 1, 0, 1, 1, 1, 0, 0, 0]):
+        record = AuditRecord(f"c{n}", time.time(), "alice", "t", "acted")
+        stores[writer].write_audits([(record, ENDED)], keep_s=60)
+    rows = stores[0].audit_entries(limit=100)
+    kinds = [json.loads(body)["kind"] for _, body, _ in rows]
+    # NOTE: a checkpoint first, then one after every three records, whoever wrote them.
+    assert [n for n, kind in enumerate(kinds, 1) if kind == "checkpoint"] == [2, 6, 10, 14]
+    assert check_chain(rows, key.public).problem is None
+    for store in stores:
+        store.close()
+
+
+def test_an_audit_write_waits_its_own_time_and_leaves_the_usual_wait_alone(
+    tmp_path: Path,
+) -> None:
+    from host.store.records import ENDED, AuditRecord
+    from host.store.sqlite.audit import AUDIT_WAIT_S
+
+    backend = SqliteBackend(tmp_path / "store.db", busy_timeout_s=7.0)
+    store = Store(backend)
+    store.write_audits([(AuditRecord("c1", time.time(), "a", "t", "acted"), ENDED)], keep_s=60)
+    with backend.pool.write(wait_s=AUDIT_WAIT_S) as conn:
+        assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == AUDIT_WAIT_S * 1000
+    with backend.pool.write() as conn:
+        assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 7000
+    store.close()
