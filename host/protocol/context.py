@@ -107,5 +107,10 @@ def trace_context(params: Mapping[str, Any], request: RequestContext) -> dict[st
     source: Mapping[str, Any] = meta if isinstance(meta, Mapping) else {}
     if not isinstance(source.get("traceparent"), str):
         source = request.headers if request.headers is not None else {}
-    found = {key: source.get(key) for key in TRACE_KEYS}
-    return {k: v for k, v in found.items() if isinstance(v, str) and 0 < len(v) <= _MAX_TRACE}
+    # NOTE: a loop, not two comprehensions: each of those is a function call of its own.
+    found: dict[str, str] = {}
+    for key in TRACE_KEYS:
+        value = source.get(key)
+        if isinstance(value, str) and 0 < len(value) <= _MAX_TRACE:
+            found[key] = value
+    return found

@@ -153,8 +153,10 @@ class Endpoint:
             return self._response(message, request)
         request_id = getattr(message, "id", None)
         try:
-            era = next((e for e in self.eras if e.accepts(message, request)), self.eras[-1])
-            return era.handle(message, request)
+            for era in self.eras:  # NOTE: a loop, not next() over a generator: one call less
+                if era.accepts(message, request):
+                    return era.handle(message, request)
+            return self.eras[-1].handle(message, request)
         except ProtocolError as exc:
             log.info(
                 "request rejected",

@@ -13,14 +13,15 @@ import json
 import re
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 __all__ = ["StrictJsonError", "loads"]
 
-# Bytes that can only come out as a surrogate: an escape \uD800..\uDFFF, or one encoded raw
-# (json.loads decodes bytes with "surrogatepass"). Bodies without either skip the walk.
-_MAYBE_SURROGATE = re.compile(rb"\\u[dD][89abcdefABCDEF]|\xed[\xa0-\xbf]")
+# Text that can only come out as a surrogate: an escape \uD800..\uDFFF, or one decoded raw
+# (json.loads decodes bytes with "surrogatepass", in UTF-16 and -32 too). Bodies without
+# either skip the walk.
+_ESCAPED_SURROGATE = re.compile("\\\\u[dD][89abcdefABCDEF]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -57,9 +58,9 @@ def loads(body: bytes | str) -> Any:
     """
     found: list[_Bad] = []
     _local.found = found
-    value = _decode(_text(body))
-    raw = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
-    if found or _MAYBE_SURROGATE.search(raw):
+    text = _text(body)
+    value = _decode(text)
+    if found or _maybe_surrogate(text):
         for path, problem in _problems(value, ""):
             raise StrictJsonError(
                 f"Parse error: {problem} at {_pointer(path)}; request bodies must be I-JSON "
@@ -69,13 +70,49 @@ def loads(body: bytes | str) -> Any:
     return value
 
 
+def _maybe_surrogate(text: str) -> bool:
+    """Whether ``text`` may hold a lone surrogate, escaped or raw.
+
+    NOTE: ``str.isascii`` reads a flag, and a one-character ``in`` is ``memchr``; a regex
+    search costs some 60 instructions a character (20k for a 300-byte body), so the common body
+    (ASCII, no backslash) is told apart without one.
+    """
+    if text.isascii():
+        return "\\" in text and _ESCAPED_SURROGATE.search(text) is not None
+    return _SURROGATE.search(text) is not None or _ESCAPED_SURROGATE.search(text) is not None
+
+
 def _text(body: bytes | str) -> str:
     """``body`` as text, read as :func:`json.loads` reads it (UTF-8, -16 or -32; a BOM)."""
     if isinstance(body, str):
         if body.startswith("\ufeff"):
             raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", body, 0)
         return body
+    # NOTE: an object whose second byte is not NUL is UTF-8 to json.detect_encoding (no BOM
+    # starts with "{"): every request body, told without a call.
+    if body[:1] == b"{" and body[1:2] != b"\x00":
+        return body.decode("utf-8", "surrogatepass")
     return body.decode(json.detect_encoding(body), "surrogatepass")
+
+
+def _decode(text: str) -> Any:
+    """The one JSON value ``text`` holds, as :meth:`json.JSONDecoder.decode` reads it.
+
+    NOTE: the decoder's C scanner called directly, its two Python wrappers (``decode`` and
+    ``raw_decode``) written out here with their very errors.
+    """
+    # NOTE: the whitespace pattern is matched only where whitespace is: a match costs more
+    # than the rest of this function.
+    start = _space(text, 0).end() if text[:1].isspace() else 0
+    try:
+        value, end = _scan(text, start)
+    except StopIteration as err:
+        raise json.JSONDecodeError("Expecting value", text, err.value) from None
+    if end != len(text):
+        end = _space(text, end).end()
+        if end != len(text):
+            raise json.JSONDecodeError("Extra data", text, end)
+    return value
 
 
 def _found(bad: _Bad) -> _Bad:
@@ -162,9 +199,12 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 # NOTE: one decoder for every body (json.loads with hooks made a decoder and its scanner per
 # call); what a parse found travels on the calling thread's own list.
 _local = threading.local()
-_decode = json.JSONDecoder(
+_DECODER = json.JSONDecoder(
     object_pairs_hook=_unique_keys,
     parse_constant=lambda text: _found(_Bad(text, "is not a JSON number")),
     parse_float=_float,
     parse_int=_int,
-).decode
+)
+# NOTE: neither is in the json module's typed surface; both are in every CPython's.
+_scan: Callable[[str, int], tuple[Any, int]] = getattr(_DECODER, "scan_once")  # noqa: B009
+_space: Callable[[str, int], re.Match[str]] = getattr(json.decoder, "WHITESPACE").match  # noqa: B009

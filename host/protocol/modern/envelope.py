@@ -74,8 +74,8 @@ def read_envelope(message: Message, request: RequestContext) -> Envelope:
             INVALID_PARAMS,
             f"params._meta is required, with {PROTOCOL_VERSION_KEY} and {CLIENT_CAPABILITIES_KEY}",
         )
-    missing = [k for k in (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY) if k not in meta]
-    if missing:
+    if PROTOCOL_VERSION_KEY not in meta or CLIENT_CAPABILITIES_KEY not in meta:
+        missing = [k for k in (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY) if k not in meta]
         raise error(INVALID_PARAMS, f"params._meta is missing {' and '.join(missing)}")
     version, capabilities = meta[PROTOCOL_VERSION_KEY], meta[CLIENT_CAPABILITIES_KEY]
     if request.headers is not None:
@@ -97,17 +97,18 @@ def read_envelope(message: Message, request: RequestContext) -> Envelope:
 
 
 def _check_headers(message: Message, version: Any, headers: Mapping[str, str]) -> None:
-    def mismatch(header: str, what: str) -> ProtocolError:
-        sent = headers.get(header.lower())
-        problem = "is missing" if sent is None else f"({sent!r}) does not match {what}"
-        return error(HEADER_MISMATCH, f"Header mismatch: {header} {problem}", {"header": header})
-
     if decode_header_value(headers.get("mcp-protocol-version")) != version:
-        raise mismatch("MCP-Protocol-Version", f"params._meta {PROTOCOL_VERSION_KEY}")
+        raise _mismatch(headers, "MCP-Protocol-Version", f"params._meta {PROTOCOL_VERSION_KEY}")
     if decode_header_value(headers.get("mcp-method")) != message.method:
-        raise mismatch("Mcp-Method", "the request's method")
+        raise _mismatch(headers, "Mcp-Method", "the request's method")
     param = _NAME_PARAM.get(message.method)
     body_name = message.params.get(param) if param is not None else None
     # NOTE: a name that is not a string is the params check's to report, more precisely.
     if isinstance(body_name, str) and decode_header_value(headers.get("mcp-name")) != body_name:
-        raise mismatch("Mcp-Name", f"params.{param}")
+        raise _mismatch(headers, "Mcp-Name", f"params.{param}")
+
+
+def _mismatch(headers: Mapping[str, str], header: str, what: str) -> ProtocolError:
+    sent = headers.get(header.lower())
+    problem = "is missing" if sent is None else f"({sent!r}) does not match {what}"
+    return error(HEADER_MISMATCH, f"Header mismatch: {header} {problem}", {"header": header})
