@@ -104,8 +104,13 @@ def trace_context(params: Mapping[str, Any], request: RequestContext) -> dict[st
     (legacy sessions, proxies) are honoured too. Values are checked by the tracer, not here.
     """
     meta = params.get("_meta")
-    source: Mapping[str, Any] = meta if isinstance(meta, Mapping) else {}
+    # NOTE: a parsed message's objects are dicts: the ABC's check (a Python frame) only for others.
+    source: Mapping[str, Any] = meta if type(meta) is dict or isinstance(meta, Mapping) else {}
     if not isinstance(source.get("traceparent"), str):
         source = request.headers if request.headers is not None else {}
-    found = {key: source.get(key) for key in TRACE_KEYS}
-    return {k: v for k, v in found.items() if isinstance(v, str) and 0 < len(v) <= _MAX_TRACE}
+    trace: dict[str, str] = {}
+    for key in TRACE_KEYS:  # NOTE: a loop, not two comprehensions (a frame each), every call
+        value = source.get(key)
+        if isinstance(value, str) and 0 < len(value) <= _MAX_TRACE:
+            trace[key] = value
+    return trace
