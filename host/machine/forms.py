@@ -99,6 +99,8 @@ class Form:
             if self.renderer is None
             else SchemaCheck(_answer_schema(schema), compiled=False)
         )
+        if validator.passes(known):
+            return {**self.defaults, **known}  # NOTE: valid, as most are: no errors to sort
         errors = [
             {
                 "field": ".".join(str(p) for p in e.absolute_path) or _missing_field(e),

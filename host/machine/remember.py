@@ -87,13 +87,17 @@ class Approving:
         """An approve step went past: approved now, or remembered from an earlier approval."""
         self._passed.append((Approved(name, remembered, key), remember.for_s if remember else 0.0))
 
-    def keep(self) -> None:
-        """Keep the yeses given in this call to confirms that remember (the act comes next)."""
+    def keep(self) -> tuple[Approved, ...]:
+        """Keep the yeses given in this call to confirms that remember (the act comes next);
+        the confirms passed (:attr:`used`)."""
+        if not self._passed:
+            return ()
         for given, for_s in self._passed:
             if not given.remembered and given.key is not None:
                 self._ctx.approvals.remember(given.question, given.key, for_s)
+        return self.used
 
     @property
     def used(self) -> tuple[Approved, ...]:
         """The confirms passed so far, in order."""
-        return tuple(given for given, _ in self._passed) if self._passed else ()
+        return tuple(given for given, _ in self._passed)

@@ -269,7 +269,7 @@ class Machine(Handling):
         approval: Decided | None,
     ) -> Outcome:
         """Every question answered: keep the yeses to remember, then act (or read) once."""
-        approving.keep()
+        used = approving.keep()
         act = self.act
         if act is None:
             outcome = self._read_result(scope, ctx)
@@ -277,10 +277,11 @@ class Machine(Handling):
             outcome = locked(self.lock, self.name, scope, ctx, lambda: self._act(scope, ctx, act))
         else:
             outcome = ctx.once(lambda: self._act(scope, ctx, act))
-        if approval is not None:
-            outcome = replace(outcome, approval=approval)
-        used = approving.used
-        return replace(outcome, approvals=used) if used else outcome
+        if approval is None and not used:
+            return outcome
+        return outcome.went_past(
+            used or outcome.approvals, outcome.approval if approval is None else approval
+        )
 
     def _read_result(self, scope: Mapping[str, Any], ctx: CallContext) -> Outcome:
         """A read-only tool's result: no act, so no claim (nothing to run twice)."""

@@ -156,29 +156,15 @@ class Runner:
         callers = self._callers
         caller = CALLER.get() if callers is not None else None
         if callers is None or caller is None:
-            return self._hand(Handoff(call))
-        if not callers.take(caller):
+            handoff: Handoff[T] = Handoff(call)
+        elif callers.take(caller):
+            # NOTE: given back when the handler returns (or is dropped unstarted), not when its
+            # caller is answered: a hanging handler goes on holding its share.
+            handoff = Handoff(call, lambda: callers.give(caller))
+        else:
             raise limit_error("handler_threads", callers.most, "HOST_LIMIT_HANDLER_THREADS", caller)
-        # NOTE: given back when the handler returns (or is dropped unstarted), not when its
-        # caller is answered: a hanging handler goes on holding its share.
-        return self._hand(Handoff(call, lambda: callers.give(caller)))
-
-    def call(self, call: Callable[[], T], limit_s: float) -> T:
-        """``call()``'s value, if it comes within ``limit_s`` seconds.
-
-        Raises:
-            HandlerTimeout: it did not (it goes on running).
-            Exception: whatever ``call`` raised.
-        """
-        handoff = self.submit(call)
-        try:
-            return handoff.result(timeout=limit_s)
-        except TimeoutError:
-            # NOTE: one still queued for a thread is dropped: it would start with nobody waiting.
-            handoff.cancel()
-            raise HandlerTimeout(limit_s) from None
-
-    def _hand(self, handoff: Handoff[T]) -> Handoff[T]:
+        # NOTE: the pool's bookkeeping written out here, not in a method of its own: every read
+        # and act passes this way.
         with self._lock:
             self._spare -= 1
             start = self._spare < 0 and self._started < self._threads
@@ -192,6 +178,21 @@ class Runner:
             name = f"host-handler_{number}"
             threading.Thread(target=self._work, args=(queue,), name=name, daemon=True).start()
         return handoff
+
+    def call(self, call: Callable[[], T], limit_s: float) -> T:
+        """``call()``'s value, if it comes within ``limit_s`` seconds.
+
+        Raises:
+            HandlerTimeout: it did not (it goes on running).
+            Exception: whatever ``call`` raised.
+        """
+        handoff = self.submit(call)
+        try:
+            return handoff.result(limit_s)
+        except TimeoutError:
+            # NOTE: one still queued for a thread is dropped: it would start with nobody waiting.
+            handoff.cancel()
+            raise HandlerTimeout(limit_s) from None
 
     def _reset(self) -> None:
         """A pool of no threads yet, for this (forked) process: run in the child at the fork.

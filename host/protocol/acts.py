@@ -87,7 +87,7 @@ class Acts:
                 _record_not_started(claimed, tool, limit_s)
                 raise
             try:
-                return handoff.result(timeout=limit_s)
+                return handoff.result(limit_s)
             except TimeoutError:
                 if not handoff.cancel():
                     return _still_running(tool, limit_s, claimed.incident)
@@ -153,7 +153,7 @@ class Acts:
         def once(act: Callable[[], Outcome]) -> Outcome:
             handoff = RUNNER.submit(act)
             try:
-                return handoff.result(timeout=limit_s)
+                return handoff.result(limit_s)
             except TimeoutError:
                 if handoff.cancel():
                     return _not_started(tool, limit_s)

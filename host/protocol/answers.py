@@ -131,6 +131,8 @@ class Ledger:
 
     def answers(self) -> dict[str, Answer]:
         """Every accepted answer by key, ``{action, content}`` (for the audit trail)."""
+        if not self.accepted:
+            return {}  # NOTE: as most calls end: no comprehension (a frame of its own) to run
         return {k: v.answer for k, v in self.accepted.items()}
 
     def stale(self, questions: Iterable[Question]) -> tuple[str, ...]:

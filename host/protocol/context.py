@@ -104,7 +104,8 @@ def trace_context(params: Mapping[str, Any], request: RequestContext) -> dict[st
     (legacy sessions, proxies) are honoured too. Values are checked by the tracer, not here.
     """
     meta = params.get("_meta")
-    source: Mapping[str, Any] = meta if isinstance(meta, Mapping) else {}
+    # NOTE: a parsed message's objects are dicts: the ABC's check (a Python frame) only for others.
+    source: Mapping[str, Any] = meta if type(meta) is dict or isinstance(meta, Mapping) else {}
     if not isinstance(source.get("traceparent"), str):
         source = request.headers if request.headers is not None else {}
     # NOTE: a loop, not two comprehensions: each of those is a function call of its own.

@@ -298,3 +298,26 @@ def test_a_static_forms_validator_is_built_on_its_first_answer_and_kept() -> Non
     built = vars(form)["_static_check"]
     assert form.check("pick", form.schema, {"agent": "Sam"}) == {"agent": "Sam"}
     assert vars(form)["_static_check"] is built
+
+
+def test_a_questions_digest_is_the_urlsafe_base64_of_its_sha256() -> None:
+    """The digest a sealed state carries stays the text it always was (states in flight)."""
+    import base64
+    import hashlib
+    import json
+
+    from host.machine import Question
+
+    for n in range(60):
+        question = Question(
+            f"q{n}",
+            'Close T-1 ("x") ?' * n,
+            {"type": "object", "properties": {"f": {"type": "string", "maxLength": n}}},
+            url=f"https://host/p/{n}" if n % 2 else "",
+        )
+        asked: list[Any] = [question.key, question.message, question.schema]
+        if question.url:
+            asked.append(question.url)
+        text = json.dumps(asked, sort_keys=True, ensure_ascii=False)
+        raw = hashlib.sha256(text.encode("utf-8")).digest()[:12]
+        assert question.digest() == base64.urlsafe_b64encode(raw).decode("ascii")
