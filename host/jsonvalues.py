@@ -22,12 +22,9 @@ from collections.abc import Callable, Iterable, Mapping
 from json import encoder as _json_encoder
 from typing import Any
 
-__all__ = ["Encoded", "dumps", "encoder", "foreign", "storable"]
+__all__ = ["Encoded", "dumps", "encoded", "encoder", "foreign", "storable"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-# NOTE: random per process, so no string a handler returns can stand for the placeholder.
-_PLACEHOLDER = "\x00host-encoded-" + os.urandom(16).hex() + "\x00"
-_PLACEHOLDER_JSON = json.dumps(_PLACEHOLDER)
 
 
 class Encoded(dict[str, Any]):
@@ -94,31 +91,85 @@ def _unencodable(value: Any) -> Any:
 
 def dumps(message: Mapping[str, Any], *, compact: bool = False, allow_nan: bool = True) -> str:
     """A JSON-RPC message as JSON text (``ensure_ascii`` off), its result's :class:`Encoded`
-    structured content written from its text rather than encoded again.
+    structured content (and, not compact, its :class:`Encoded` ``_meta``) written from their
+    text rather than encoded again.
 
     Args:
         message: The message.
         compact: Without spaces after separators (the text spliced in keeps its own).
         allow_nan: Whether NaN and the infinities may be written (as JavaScript names).
     """
-    encode = _MESSAGES[compact, allow_nan]
+    encode = _MESSAGES[compact][allow_nan]
     result = message.get("result")
-    encoded = result.get("structuredContent") if isinstance(result, dict) else None
-    if not isinstance(result, dict) or not isinstance(encoded, Encoded):
+    if not isinstance(result, dict):
         return encode(message)
-    stand_in = {**message, "result": {**result, "structuredContent": _PLACEHOLDER}}
-    text = encode(stand_in)
-    # NOTE: looked for from the end: it follows the text block, the largest part of the message.
-    at = text.rindex(_PLACEHOLDER_JSON)
-    return text[:at] + encoded.text + text[at + len(_PLACEHOLDER_JSON) :]
+    content = result.get("structuredContent")
+    meta = None if compact else result.get("_meta")
+    content_text = content.text if isinstance(content, Encoded) else None
+    meta_text = meta.text if isinstance(meta, Encoded) else None
+    if content_text is not None or meta_text is not None:
+        result = {**result}
+        if content_text is not None:
+            result["structuredContent"] = _CONTENT
+        if meta_text is not None:
+            result["_meta"] = _META
+    head = _head(message, compact)
+    text = encode({**message, "result": result}) if head is None else encode(result)
+    # NOTE: looked for from the end: each follows the text block, the largest part; _meta
+    # (this host's own text) first, so no text a handler wrote is searched for ours.
+    if meta_text is not None:
+        at = text.rindex(_META_JSON)
+        text = text[:at] + meta_text + text[at + len(_META_JSON) :]
+    if content_text is not None:
+        at = text.rindex(_CONTENT_JSON)
+        text = text[:at] + content_text + text[at + len(_CONTENT_JSON) :]
+    return text if head is None else head + text + "}"
 
 
-#: The encoders of :func:`dumps`, by ``(compact, allow_nan)``.
-_MESSAGES = {
-    (compact, nan): encoder(compact=compact, allow_nan=nan)
+def _head(message: Mapping[str, Any], compact: bool) -> str | None:
+    """A success response's text up to its result (as the encoder writes it); None for any
+    other message.
+
+    NOTE: the envelope written from text made once: the C encoder spends some 2k instructions
+    on each member of an object.
+    """
+    if tuple(message) != _RESPONSE or message["jsonrpc"] != "2.0":
+        return None
+    request_id = message["id"]
+    if request_id.__class__ is int:
+        shown = int.__repr__(request_id)
+    elif request_id.__class__ is str:
+        shown = _json_encoder.encode_basestring(request_id)
+    else:
+        return None
+    before, between = _HEADS[compact]
+    return before + shown + between
+
+
+def encoded(value: Mapping[str, Any]) -> Encoded:
+    """``value`` holding its own text, as :func:`dumps` writes it (not compact): for the parts
+    of replies that never change, encoded once."""
+    return Encoded(value, _MESSAGES[False][True](value))
+
+
+#: A success response's keys, in the order :func:`host.protocol.jsonrpc.success` writes them,
+#: and its text around the id, by ``compact``.
+_RESPONSE = ("jsonrpc", "id", "result")
+_HEADS = (('{"jsonrpc": "2.0", "id": ', ', "result": '), ('{"jsonrpc":"2.0","id":', ',"result":'))
+# NOTE: random per process, so no string a handler returns can stand for one; short and plain,
+# as the encoder writes a string a character at a time (escapes dearer).
+_CONTENT = os.urandom(12).hex()
+_CONTENT_JSON = json.dumps(_CONTENT)
+_META = os.urandom(12).hex()
+_META_JSON = json.dumps(_META)
+
+
+#: The encoders of :func:`dumps`, by ``compact`` then ``allow_nan``.
+#: NOTE: indexed by the two bools, not keyed by their tuple: no tuple made and hashed per reply.
+_MESSAGES = tuple(
+    tuple(encoder(compact=compact, allow_nan=nan) for nan in (False, True))
     for compact in (False, True)
-    for nan in (False, True)
-}
+)
 
 
 class _Foreign(threading.local):

@@ -73,6 +73,8 @@ HTTP_STATUS: Mapping[int, int] = {
 }
 
 RequestId = str | int
+# NOTE: a tuple made once: ``str | int`` written in an isinstance builds a new union each call.
+_ID_TYPES = (str, int)
 
 log = logging.getLogger("host.protocol")
 
@@ -163,14 +165,14 @@ def parse_incoming(body: bytes | str) -> Message | Response:
         return Notification(method, params)
     request_id = value["id"]
     # NOTE: bool is an int subclass; JSON true/false is not a valid id.
-    if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+    if not isinstance(request_id, _ID_TYPES) or isinstance(request_id, bool):
         raise error(INVALID_REQUEST, 'Invalid request: "id" must be a string or an integer')
     return Request(request_id, method, params)
 
 
 def _response(value: dict[str, Any]) -> Response:
     request_id = value.get("id")
-    if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+    if not isinstance(request_id, _ID_TYPES) or isinstance(request_id, bool):
         raise error(INVALID_REQUEST, 'Invalid response: "id" must be a string or an integer')
     result, err = value.get("result"), value.get("error")
     if ("result" in value) == ("error" in value):

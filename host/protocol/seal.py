@@ -30,6 +30,8 @@ __all__ = ["Sealer"]
 
 
 _COMPACT = encoder(compact=True)
+# NOTE: a tuple made once: ``int | float`` written in an isinstance builds a new union each call.
+_NUMBERS = (int, float)
 
 
 class _CompactJson:
@@ -130,7 +132,7 @@ class Sealer:
         if not isinstance(payload, dict):
             return "malformed payload"
         expiry = payload.get("x")
-        if not isinstance(expiry, int | float) or isinstance(expiry, bool):
+        if not isinstance(expiry, _NUMBERS) or isinstance(expiry, bool):
             return "malformed payload"
         if self.clock() > expiry:
             return "expired"

@@ -85,8 +85,8 @@ class Answer:
 class PostResource(Protocol):
     """What the front door needs of ``/mcp``'s resource."""
 
-    def post(self, environ: dict[str, Any], length: Callable[[], int | None]) -> Answer:
-        """Answer a ``POST`` whose ``Content-Length`` is ``length()``."""
+    def post(self, environ: dict[str, Any], length: int | Callable[[], int | None]) -> Answer:
+        """Answer a ``POST`` whose ``Content-Length`` is ``length`` (or ``length()``)."""
         ...
 
 
@@ -115,7 +115,7 @@ class HostApp(falcon.App[falcon.Request, falcon.Response]):
         ):
             return super().__call__(env, start_response)
         try:
-            answer = self._post(env, lambda: int(length))
+            answer = self._post(env, int(length))
         except Exception as exc:
             env[RAISED] = exc
             return super().__call__(env, start_response)

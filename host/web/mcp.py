@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -62,11 +63,7 @@ class EnvironHeaders(Mapping[str, str]):
         NOTE: Mapping's own ``get`` raises and catches a KeyError for each absent header, and
         most of those the protocol asks for (trace context, a session id) are absent.
         """
-        key = _ENVIRON_KEYS.get(name)
-        if key is None:
-            key = name.upper().replace("-", "_")
-            key = _ENVIRON_KEYS[name] = key if key in _UNPREFIXED else "HTTP_" + key
-        value = self._environ.get(key)
+        value = self._environ.get(_ENVIRON_KEYS.get(name) or _environ_key(name))
         return value if isinstance(value, str) else default
 
     def __iter__(self) -> Iterator[str]:
@@ -81,6 +78,13 @@ class EnvironHeaders(Mapping[str, str]):
 _UNPREFIXED = frozenset({"CONTENT_TYPE", "CONTENT_LENGTH"})
 #: Each header name the protocol asked for, and its key in the WSGI environ (a few dozen names).
 _ENVIRON_KEYS: dict[str, str] = {}
+
+
+def _environ_key(name: str) -> str:
+    """The WSGI environ's key for the header ``name`` (kept for the next request)."""
+    key = name.upper().replace("-", "_")
+    key = _ENVIRON_KEYS[name] = key if key in _UNPREFIXED else "HTTP_" + key
+    return key
 
 
 def request_context(environ: Environ, identity: Identity) -> RequestContext:
@@ -146,8 +150,14 @@ class McpResource:
         """:meth:`delete`, for Falcon."""
         self.delete(req.env).to_falcon(resp)
 
-    def post(self, environ: Environ, length: Callable[[], int | None]) -> Answer:
-        """One JSON-RPC message in, one reply out (``length()`` is its ``Content-Length``)."""
+    def post(self, environ: Environ, length: int | Callable[[], int | None]) -> Answer:
+        """One JSON-RPC message in, one reply out.
+
+        Args:
+            environ: The request's WSGI environ.
+            length: Its ``Content-Length``, or what reads it (Falcon's, which refuses a bad one)
+                once the checks before the body have passed.
+        """
         answer = Answer({"cache-control": "no-store"})
         identity = self._caller(environ, answer)
         if identity is None:
@@ -157,9 +167,9 @@ class McpResource:
                 answer, 406, "Not acceptable: the Accept header must allow application/json"
             )
         content_type = environ.get("CONTENT_TYPE")
-        if content_type and content_type.split(";")[0].strip().lower() != falcon.MEDIA_JSON:
+        if content_type and not _is_json(content_type):
             return _json_error(answer, 415, "Unsupported media type: send application/json")
-        body = self._read_body(environ, length(), answer)
+        body = self._read_body(environ, length if isinstance(length, int) else length(), answer)
         if body is None:
             return answer
         held = self._admit(answer, identity, None, body)
@@ -310,5 +320,13 @@ class McpResource:
         return answer
 
 
+# NOTE: a client sends the same Accept and Content-Type on every request: each distinct one is
+# read once.
+@lru_cache(maxsize=256)
 def _accepts_json(accept: str | None) -> bool:
     return not accept or bool(media_types(accept) & {"application/json", "application/*", "*/*"})
+
+
+@lru_cache(maxsize=256)
+def _is_json(content_type: str) -> bool:
+    return content_type.split(";")[0].strip().lower() == falcon.MEDIA_JSON

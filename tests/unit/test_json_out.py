@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from host.jsonvalues import Encoded, dumps, encoder, foreign
+from host.jsonvalues import Encoded, dumps, encoded, encoder, foreign
 from host.machine import Outcome
 from host.protocol.jsonrpc import success
 
@@ -136,3 +136,44 @@ def test_foreign_refuses_a_value_that_contains_itself_and_recovers() -> None:
     # NOTE: the same objects again, fine now: nothing of the failed encoding is remembered.
     looped["a"].pop()
     assert foreign(looped, allow_nan=True) == ('{"a": [1]}', False)
+
+
+_IDS = st.integers() | st.text() | st.booleans() | st.none() | st.floats(allow_nan=False)
+_FINITE = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=12,
+)
+_RESULTS = st.dictionaries(st.text(max_size=6), _FINITE, max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_IDS, _RESULTS, st.none() | _RESULTS, st.none() | _RESULTS, st.booleans(), st.booleans())
+def test_a_reply_written_from_its_parts_is_what_json_dumps_writes(
+    request_id: Any,
+    result: dict[str, Any],
+    content: dict[str, Any] | None,
+    meta: dict[str, Any] | None,
+    as_response: bool,
+    compact: bool,
+) -> None:
+    """The envelope, an Encoded structuredContent and an Encoded _meta are written from text
+    made before: the bytes must be those of encoding the whole message."""
+    plain = dict(result)
+    spliced = dict(result)
+    if content is not None:
+        plain["structuredContent"] = content
+        text = json.dumps(content, ensure_ascii=False)
+        spliced["structuredContent"] = Encoded(content, text)
+    if meta is not None:
+        plain["_meta"] = meta
+        spliced["_meta"] = encoded(meta)
+    key = "result" if as_response else "other"
+    message = {"jsonrpc": "2.0", "id": request_id, key: spliced}
+    separators = (",", ":") if compact and content is None else None
+    want = json.dumps({**message, key: plain}, ensure_ascii=False, separators=separators)
+    if compact and content is not None:
+        # NOTE: compact, the structured content keeps its own text: compare what it reads as
+        assert json.loads(dumps(message, compact=True)) == json.loads(want)
+    else:
+        assert dumps(message, compact=compact) == want

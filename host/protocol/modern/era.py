@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from host import jsonvalues
 from host.machine import Machine
 from host.protocol import adapt
 from host.protocol.answers import Ledger
@@ -91,6 +92,9 @@ class ModernProtocol:
             "server/discover": self._discover,
             "tools/list": self._tools_list,
         }
+        # NOTE: every reply's _meta, encoded once (jsonvalues.dumps writes it from its text); no
+        # reply changes it.
+        self._server_meta = jsonvalues.encoded(self._meta())
 
     def accepts(self, message: Message, request: RequestContext) -> bool:
         """Every message it is given: the modern revision is the endpoint's last resort."""
@@ -143,11 +147,9 @@ class ModernProtocol:
 
     def _complete(self, result: Mapping[str, Any]) -> dict[str, Any]:
         # NOTE: a result's own _meta (a pending approval's) is kept beside serverInfo.
-        return {
-            "resultType": "complete",
-            **result,
-            "_meta": {**result.get("_meta", {}), **self._meta()},
-        }
+        own = result.get("_meta")
+        meta = {**own, **self._server_meta} if own else self._server_meta
+        return {"resultType": "complete", **result, "_meta": meta}
 
     def _meta(self) -> dict[str, Any]:
         return {SERVER_INFO_KEY: self.host.server_info}
@@ -227,5 +229,5 @@ class ModernProtocol:
             "resultType": "input_required",
             "inputRequests": requests,
             "requestState": self.sealer.seal(step.ledger, binding),
-            "_meta": self._meta(),
+            "_meta": self._server_meta,
         }
