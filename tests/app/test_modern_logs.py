@@ -14,21 +14,14 @@ import pytest
 from host.logs import JsonFormatter, configure_logging, emit
 from host.spec import load_project
 from support.helpdesk import use_tmp_data
+from support.logs import caught_lines
 from support.modern import Mcp, accept, make_client
 
 
 @pytest.fixture
 def log_lines() -> Iterator[io.StringIO]:
-    buffer = io.StringIO()
-    logger = logging.getLogger("host")
-    before = (list(logger.handlers), logger.level, logger.propagate)
-    configure_logging(stream=buffer)
-    try:
+    with caught_lines() as buffer:
         yield buffer
-    finally:
-        logger.handlers[:] = before[0]
-        logger.setLevel(before[1])
-        logger.propagate = before[2]
 
 
 def lines(buffer: io.StringIO) -> list[dict[str, Any]]:

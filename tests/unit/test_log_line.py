@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from host.logs import JsonFormatter, configure_logging, emit
+from host.logs import JsonFormatter, emit
+from support.logs import caught_lines
 
 _VALUES = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12)
 _FIELDS = st.dictionaries(
@@ -51,16 +52,8 @@ def test_the_line_is_the_formatted_record_byte_for_byte(
 
 @pytest.fixture
 def stream() -> Iterator[io.StringIO]:
-    buffer = io.StringIO()
-    logger = logging.getLogger("host")
-    before = (list(logger.handlers), logger.level, logger.propagate)
-    configure_logging(stream=buffer)
-    try:
+    with caught_lines() as buffer:
         yield buffer
-    finally:
-        logger.handlers[:] = before[0]
-        logger.setLevel(before[1])
-        logger.propagate = before[2]
 
 
 def test_lines_of_many_messages_are_each_written_whole(stream: io.StringIO) -> None:
