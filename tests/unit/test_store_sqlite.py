@@ -330,3 +330,41 @@ def test_an_audit_write_waits_its_own_time_and_leaves_the_usual_wait_alone(
     with backend.pool.write() as conn:
         assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 7000
     store.close()
+
+
+def test_one_read_gives_the_head_and_each_calls_newest_rank_across_processes(
+    tmp_path: Path,
+) -> None:
+    """A batch reads the head and its calls' ranks in one statement: each call's newest entry
+    decides (another process's included, past the 500 ids one read takes), and a store whose head
+    was never kept links from its newest row."""
+    from host.store.chain_check import check_chain
+    from host.store.records import ACTED, ENDED, STARTED, AuditRecord
+
+    backends = [SqliteBackend(tmp_path / "store.db", busy_timeout_s=5.0) for _ in "ab"]
+    stores = [Store(backend) for backend in backends]
+
+    def record(call: str, outcome: str = "acted") -> AuditRecord:
+        return AuditRecord(call, time.time(), "alice", "t", outcome)
+
+    stores[0].write_audits([(record("c1", "incident"), STARTED), (record("c1"), ACTED)], keep_s=60)
+    stores[1].write_audits([(record("c2"), ENDED)], keep_s=60)
+    with backends[0].pool.write() as conn:
+        conn.execute("DELETE FROM store_audit_head")  # a store from before the head was kept
+    stores[1].write_audits([(record("c1", "error"), ENDED)], keep_s=60)  # one call: one row read
+    stores[1].write_audits([(record("c3"), ENDED)], keep_s=60)
+    many = [(record(f"n{n:03}"), ENDED) for n in range(600)]
+    batch = [*many, (record("c1", "error"), ENDED), (record("c2", "error"), ACTED)]
+    stores[1].write_audits([*batch, (record("n599", "error"), ENDED)], keep_s=60)
+    again = [(record(f"n{n:03}", "error"), ENDED) for n in range(600)]
+    last = [(record("c1", "incident"), STARTED), (record("n000"), ACTED), *again]
+    stores[0].write_audits(last, keep_s=60)
+    rows = stores[0].audit_entries(limit=1000)
+    kept = [(json.loads(body)["id"], json.loads(body)["outcome"]) for _, body, _ in rows]
+    assert kept[:4] == [("c1", "incident"), ("c1", "acted"), ("c2", "acted"), ("c3", "acted")]
+    assert kept[4:604] == [(f"n{n:03}", "acted") for n in range(600)]
+    assert kept[604:] == [("c2", "error"), ("n000", "acted")]
+    assert [seq for seq, _, _ in rows] == list(range(1, 607))
+    assert check_chain(rows, None).problem is None
+    for store in stores:
+        store.close()
