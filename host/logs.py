@@ -155,7 +155,7 @@ class JsonFormatter(logging.Formatter):
         line = self.head(record.created, record.levelname, record.name, record.getMessage())
         line["pid"] = record.process  # NOTE: the process that made the record
         for key, value in vars(record).items():
-            if key not in _STANDARD and key[0] != "_":
+            if key not in _STANDARD and not key.startswith("_"):
                 line[key] = value
         if record.exc_info:
             line["traceback"] = self.formatException(record.exc_info)

@@ -18,8 +18,7 @@ from support.logs import caught_lines
 _VALUES = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12)
 _FIELDS = st.dictionaries(
     # NOTE: the head's own keys among them: a field of that name takes the head value's place.
-    st.sampled_from(["ts", "level", "message", "pid", "event", "tool"])
-    | st.text(min_size=1, max_size=8),
+    st.sampled_from(["ts", "level", "message", "pid", "event", "tool"]) | st.text(max_size=8),
     _VALUES | st.lists(_VALUES, max_size=3),
     max_size=6,
 )
@@ -43,11 +42,17 @@ def test_the_line_is_the_formatted_record_byte_for_byte(
     assert line == json.dumps(expected, ensure_ascii=False)
     record = logging.LogRecord("host.protocol", logging.INFO, __file__, 1, message, None, None)
     taken = vars(record).keys() | {"message"}
-    if not fields.keys() & taken and not any(k[0] == "_" for k in fields):
+    if not fields.keys() & taken and not any(k.startswith("_") for k in fields):
         # NOTE: the fields logging's records may carry: the line is the one logging writes
         record.created, record.levelname = created, level
         record.__dict__.update(fields)
         assert line == formatter.format(record)
+
+
+def test_a_field_with_an_empty_name_is_written_as_any_other() -> None:
+    record = logging.LogRecord("host.protocol", logging.INFO, __file__, 1, "m", None, None)
+    record.__dict__[""] = 1
+    assert json.loads(JsonFormatter().format(record))[""] == 1
 
 
 @pytest.fixture
