@@ -24,35 +24,16 @@ import pytest
 from host.observers.export import AuditExport, export_line
 from host.store import Store, open_store
 from host.store.records import ENDED, AuditRecord
+from support import noting
 from support.modern import Mcp, call
+from support.noting import HANDLERS, YES
 from support.servers import Server, free_port, host_serve
 from support.waiting import wait_until
 from support.wire import Served
 
 pytestmark = pytest.mark.served
 
-SPECS = """
-kind: server
-name: exported
-version: "1"
-elicitation: {enabled: true}
----
-kind: tool
-name: note
-description: Notes a word after a yes.
-input: {properties: {word: {type: string}}, required: [word]}
-steps:
-  - confirm: go
-    message: Note {{ word }}?
-  - act: n:note
-"""
-
-HANDLERS = """
-def note(word):
-    return {"noted": word}
-"""
-
-YES = {"go": {"action": "accept", "content": {"confirm": True}}}
+SPECS = noting.specs("exported")
 
 
 @pytest.fixture(scope="module")

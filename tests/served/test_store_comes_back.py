@@ -22,7 +22,9 @@ from typing import Any
 
 import pytest
 
+from support import noting
 from support.modern import Mcp, call
+from support.noting import HANDLERS, YES
 from support.redis import RedisServer
 from support.servers import Server, host_serve
 from support.waiting import wait_until
@@ -31,28 +33,7 @@ from support.workers import connections_on_two_workers
 
 pytestmark = pytest.mark.served
 
-SPECS = """
-kind: server
-name: back
-version: "1"
-elicitation: {enabled: true}
----
-kind: tool
-name: note
-description: Notes a word after a yes.
-input: {properties: {word: {type: string}}, required: [word]}
-steps:
-  - confirm: go
-    message: Note {{ word }}?
-  - act: n:note
-"""
-
-HANDLERS = """
-def note(word):
-    return {"noted": word}
-"""
-
-YES = {"go": {"action": "accept", "content": {"confirm": True}}}
+SPECS = noting.specs("back")
 
 
 def immutable(paths: list[Path], on: bool) -> None:
