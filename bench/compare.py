@@ -14,10 +14,12 @@ on all of them alike::
 It prints, for each workload, each side's medians (calls/s, server CPU per operation, p50, p99)
 and, against the first side, the median of the rounds' ratios of server CPU and of rate.
 
-NOTE: a host is started with gunicorn's ``--chdir`` at its own checkout. gunicorn puts its working
-folder first on ``sys.path``, so a checkout named only by ``PYTHONPATH`` runs the code of the
-folder gunicorn started in: an earlier, ad-hoc version of this comparison measured one tree
-against itself that way. Each worker's working folder is checked before any round.
+NOTE: a host is started in its own checkout, with gunicorn's ``--chdir`` and ``PYTHONPATH`` there
+too. gunicorn puts the folder it starts in first on ``sys.path`` and imports ``host serve``'s
+worker class from it before it reads ``--chdir``, so a side started from this checkout ran this
+checkout's code whatever its ``--chdir`` said: earlier comparisons measured one tree against itself
+that way. Each side writes its bytecode under a prefix of its own, and before any round the check
+is that every ``host`` module it imported came from its own checkout.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from pathlib import Path
 from bench import loadgen, servers
 from bench.throughput import Plan, _ready, _timed, probe_exchange, probe_plain
 
-__all__ = ["Round", "Side", "main", "summary"]
+__all__ = ["Round", "Side", "imported_from", "main", "summary"]
 
 KINDS = ("plain", "exchange")
 
@@ -64,6 +66,7 @@ class _Live:
     side: Side
     server: servers.Server
     work: dict[str, loadgen.Plain | loadgen.Exchange]
+    bytecode: Path
 
 
 def summary(sides: list[Side], kind: str) -> list[str]:
@@ -115,7 +118,9 @@ def _start(side: Side, n: int, work: Path, secret: str, cpus: frozenset[int] | N
     data = work / f"data-{n}"
     data.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HOST_", "SDK_BENCH_"))}
-    env.update(PYTHONDONTWRITEBYTECODE="1", HELPDESK_DB=str(data / "helpdesk.db"))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    # NOTE: a fresh prefix: every module imported is compiled and written there, by source path.
+    env.update(PYTHONPYCACHEPREFIX=str(work / f"pyc-{n}"), HELPDESK_DB=str(data / "helpdesk.db"))
     port = servers.free_port()
     if side.root is None:
         env.update(
@@ -134,21 +139,34 @@ def _start(side: Side, n: int, work: Path, secret: str, cpus: frozenset[int] | N
             HOST_STORE=f"sqlite:///{data / 'store.db'}",
         )
         cmd = [*servers.gunicorn_cmd("host.web.wsgi:app", port, 1), "--chdir", str(side.root)]
-    server = servers.Server(side.label, cmd, port, env, cpus, work / f"server-{n}.log")
-    return _Live(side, server, {})
+    cwd = side.root or servers.ROOT
+    server = servers.Server(side.label, cmd, port, env, cpus, work / f"server-{n}.log", cwd)
+    return _Live(side, server, {}, work / f"pyc-{n}")
 
 
 def _ready_as_built(live: _Live) -> None:
-    """Wait until it answers; check that its workers run its own checkout; probe both workloads."""
+    """Wait until it answers; check that it runs its own checkout's code; probe both workloads."""
     port = live.server.port
     live.server.wait_ready(lambda: _ready(port), 60)
     if live.side.root is not None:
-        for pid in servers.worker_pids(live.server.pid):
-            folder = Path(os.readlink(f"/proc/{pid}/cwd"))
-            if folder.resolve() != live.side.root.resolve():
-                raise SystemExit(f"{live.side.label} runs in {folder}, not {live.side.root}")
+        imported = imported_from(live.bytecode)
+        if imported != {live.side.root.resolve()}:
+            found = ", ".join(sorted(map(str, imported))) or "nowhere"
+            raise SystemExit(f"{live.side.label} runs the host from {found}, not {live.side.root}")
     live.work["plain"] = probe_plain(port)[0]
     live.work["exchange"] = probe_exchange(port)[0]
+
+
+def imported_from(prefix: Path) -> set[Path]:
+    """The checkouts whose ``host`` package a server imported, read from its bytecode prefix.
+
+    Python writes each module's bytecode under ``PYTHONPYCACHEPREFIX`` at its source's absolute
+    folder, so ``<prefix>/<checkout>/host/__init__.*.pyc`` names the checkout it came from.
+    """
+    return {
+        Path("/", *pyc.parent.relative_to(prefix).parts[:-1]).resolve()
+        for pyc in prefix.rglob("host/__init__.*.pyc")
+    }
 
 
 def _measure(lives: list[_Live], kinds: list[str], plan: Plan) -> None:

@@ -128,8 +128,12 @@ class Server:
         env: dict[str, str],
         cpus: frozenset[int] | None,
         log: Path,
+        cwd: Path = ROOT,
     ) -> None:
         self.name = name
+        # NOTE: gunicorn's first --chdir is the folder it starts in, put first on sys.path before
+        # its own --chdir is read: a tree served from another folder imports that folder's code.
+        self.cwd = cwd
         self.cmd = list(cmd)
         self.port = port
         self.env = env
@@ -149,7 +153,7 @@ class Server:
             self.started = time.perf_counter()
             self.proc = subprocess.Popen(
                 self.cmd,
-                cwd=ROOT,
+                cwd=self.cwd,
                 env=self.env,
                 stdin=subprocess.DEVNULL,
                 stdout=out,

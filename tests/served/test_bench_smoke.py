@@ -214,10 +214,12 @@ def test_the_bench_runs_gunicorn_as_host_serve_does() -> None:
 
 @pytest.mark.skipif(not (ROOT / ".git").exists(), reason="needs a git checkout for its revision")
 def test_compare_serves_each_side_from_its_own_checkout() -> None:
-    """A revision is served from a worktree of its own (its workers' folder checked), then removed.
+    """A revision is served from a worktree of its own, its host modules imported from there.
 
-    NOTE: gunicorn puts its working folder first on sys.path: a side named by PYTHONPATH alone
-    would run this checkout, and the comparison would measure one tree against itself.
+    NOTE: gunicorn imports its worker class from the folder it starts in before it reads --chdir:
+    a side started from this checkout ran this checkout's code, and the comparison measured one
+    tree against itself while the check of the workers' folder passed. The check is now of the
+    modules imported (bench.compare.imported_from), and this test fails without the fix.
     """
     before = _worktrees()
     done = subprocess.run(
