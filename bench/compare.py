@@ -2,14 +2,15 @@
 
 ``bench/run.py`` holds the host to its targets against baselines of the same run; this puts a
 change beside the code before it. Each side is a git revision (checked out into a temporary
-worktree), ``.`` (the working tree, uncommitted changes included) or ``sdk`` (the SDK's fastest
-set-up). Every server is pinned to the same CPU and the load generator to another, and each round
+worktree), ``.`` (the working tree, uncommitted changes included), the folder of another checkout
+(as it is on disk) or ``sdk`` (the SDK's fastest set-up). Every server is pinned to the same CPU and the load generator to another, and each round
 measures every side in turn (the order reversed every other round), so the machine's drift falls
 on all of them alike::
 
     python -m bench.compare HEAD~1 .                     # this change against the one before
     python -m bench.compare . . --rounds 8               # the harness's own spread: no change
     python -m bench.compare . sdk --kinds exchange
+    python -m bench.compare . /tmp/experiment              # another checkout, edits and all
 
 It prints, for each workload, each side's medians (calls/s, server CPU per operation, p50, p99)
 and, against the first side, the median of the rounds' ratios of server CPU and of rate.
@@ -99,6 +100,8 @@ def _sides(names: list[str], work: Path, stack: contextlib.ExitStack) -> Iterato
             yield Side(label, None)
         elif name == ".":
             yield Side(label, servers.ROOT)
+        elif Path(name).is_dir():
+            yield Side(label, Path(name).resolve())  # NOTE: another checkout, as it is on disk
         else:
             tree = work / f"tree-{n + 1}"
             _git("worktree", "add", "--detach", str(tree), name)
