@@ -3,9 +3,11 @@
 ``bench/run.py`` holds the host to its targets against baselines of the same run; this puts a
 change beside the code before it. Each side is a git revision (checked out into a temporary
 worktree), ``.`` (the working tree, uncommitted changes included), the folder of another checkout
-(as it is on disk) or ``sdk`` (the SDK's fastest set-up). Every server is pinned to the same CPU and the load generator to another, and each round
-measures every side in turn (the order reversed every other round), so the machine's drift falls
-on all of them alike::
+(as it is on disk) or ``sdk`` (the SDK's fastest set-up). Every server is pinned to the same CPU
+and the load generator to another, and each round measures every side in turn (the order reversed
+every other round), so the machine's drift falls on all of them alike. Rounds still move by a
+tenth: one pair read x0.885 in four rounds and x0.974 in six, so take six or more, and count a
+change in instructions served too (:mod:`bench.served_instructions`)::
 
     python -m bench.compare HEAD~1 .                     # this change against the one before
     python -m bench.compare . . --rounds 8               # the harness's own spread: no change
@@ -120,28 +122,22 @@ def _git(*args: str) -> None:
 def _start(side: Side, n: int, work: Path, secret: str, cpus: frozenset[int] | None) -> _Live:
     data = work / f"data-{n}"
     data.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HOST_", "SDK_BENCH_"))}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    # NOTE: a fresh prefix: every module imported is compiled and written there, by source path.
-    env.update(PYTHONPYCACHEPREFIX=str(work / f"pyc-{n}"), HELPDESK_DB=str(data / "helpdesk.db"))
     port = servers.free_port()
     if side.root is None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("HOST_", "SDK_BENCH_"))}
         env.update(
             SDK_BENCH_CONFIG="fastest",
             SDK_BENCH_SECRET=secret,
             SDK_BENCH_HANDLERS=str(servers.ROOT / "handlers"),
+            HELPDESK_DB=str(data / "helpdesk.db"),
         )
         cmd = servers.uvicorn_cmd("bench.sdk_server:app", port)
     else:
-        env.update(
-            PYTHONPATH=str(side.root),
-            HOST_SPECS=str(side.root / "specs"),
-            HOST_HANDLERS=str(side.root / "handlers"),
-            HOST_SECRET=secret,
-            HOST_DATA_DIR=str(data),
-            HOST_STORE=f"sqlite:///{data / 'store.db'}",
-        )
+        env = servers.host_env(side.root, data, secret)
         cmd = [*servers.gunicorn_cmd("host.web.wsgi:app", port, 1), "--chdir", str(side.root)]
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    # NOTE: a fresh prefix: every module imported is compiled and written there, by source path.
+    env["PYTHONPYCACHEPREFIX"] = str(work / f"pyc-{n}")
     cwd = side.root or servers.ROOT
     server = servers.Server(side.label, cmd, port, env, cpus, work / f"server-{n}.log", cwd)
     return _Live(side, server, {}, work / f"pyc-{n}")

@@ -29,7 +29,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-__all__ = ["count", "main", "per_call"]
+__all__ = ["callgrind_total", "count", "main", "per_call"]
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = ROOT / ".venv" / "bin" / "python"
@@ -71,10 +71,10 @@ def count(tree: Path, kind: str, calls: int) -> list[int]:
             cwd=tree, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         parts = sorted(data.glob("callgrind.out-*"), key=lambda p: int(p.name.rsplit("-", 1)[1]))
-        return [_total(part.read_text()) for part in parts]
+        return [callgrind_total(part.read_text()) for part in parts]
 
 
-def _total(text: str) -> int:
+def callgrind_total(text: str) -> int:
     """The instruction total of a callgrind output file."""
     for line in text.splitlines():
         if line.startswith(("summary:", "totals:")):

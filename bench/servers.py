@@ -32,6 +32,7 @@ __all__ = [
     "cpu_seconds",
     "free_port",
     "gunicorn_cmd",
+    "host_env",
     "kill_all",
     "rss_mb",
     "uvicorn_cmd",
@@ -95,6 +96,25 @@ def gunicorn_cmd(
         str(BIN / "gunicorn"), app, "--http-parser", parser,
         *gunicorn_flags(options), "--log-level", "warning",
     ]  # fmt: skip
+
+
+def host_env(root: Path, data: Path, secret: str) -> dict[str, str]:
+    """The environment a host checkout at ``root`` is served with, its files under ``data``.
+
+    Every ``HOST_`` and ``SDK_BENCH_`` variable of the caller's is dropped: the figures are of
+    the example's specs and handlers in ``root``, nothing else.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HOST_", "SDK_BENCH_"))}
+    env.update(
+        PYTHONPATH=str(root),
+        HOST_SPECS=str(root / "specs"),
+        HOST_HANDLERS=str(root / "handlers"),
+        HOST_SECRET=secret,
+        HOST_DATA_DIR=str(data),
+        HOST_STORE=f"sqlite:///{data / 'store.db'}",
+        HELPDESK_DB=str(data / "helpdesk.db"),
+    )
+    return env
 
 
 def uvicorn_cmd(app: str, port: int, workers: int = 1) -> list[str]:

@@ -13,13 +13,12 @@ NOTE: gthread hands every request of a kept-alive connection round its main loop
 answered gives the connection back (a callback through a pipe), the main thread puts it in its
 poller, and the next request goes to a thread again through a queue. A busy client's next request
 comes within a fraction of a millisecond, so the thread that answered waits :data:`LINGER_S` for
-it (its turn given away, :meth:`host.serve.pool.RequestPool.between`) and serves it itself. It
-was first measured at a tenth to an eighth less CPU per call served; against its parent with
-``bench/compare.py``, at most a few percent and the same tail (``bench/RESULTS.md``). A quiet
-connection goes back to the poller as before. A connection whose last request was refused over
-one of its caller's limits (429) queues its next request behind every other request
-(:meth:`host.serve.pool.RequestPool.between`), so a principal that floods past its limits waits
-for the other principals, not they for it.
+it (its turn given away, :meth:`host.serve.pool.RequestPool.between`) and serves it itself.
+Taken away, a plain call costs x1.087 of the server CPU and an exchange x1.116
+(``bench/compare.py``, ``bench/RESULTS.md``). A quiet connection goes back to the poller as
+before. A connection whose last request was refused over one of its caller's limits (429) queues
+its next request behind every other request (:meth:`host.serve.pool.RequestPool.between`), so a
+principal that floods past its limits waits for the other principals, not they for it.
 
 NOTE: every request, on either path, is served through :class:`host.serve.drain.Drained`: a body
 the app did not read is drained (bounded) before the response, or the response says
