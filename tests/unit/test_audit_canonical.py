@@ -16,7 +16,17 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from host.store.chain import GENESIS, Chain, _cut_slowly, _risky, canonical, prepare
+from host.store.chain import (
+    _LONG,
+    _LONG_FIRST,
+    GENESIS,
+    Chain,
+    _cut_slowly,
+    _long_integer,
+    _risky,
+    canonical,
+    prepare,
+)
 from host.store.records import ACTED, ENDED, STARTED, AuditRecord
 
 TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
@@ -94,3 +104,21 @@ def test_long_integers_are_found_where_an_integer_can_start() -> None:
         assert _risky(text), text
     for text in ['{"id":"12345678901234567890"}', '{"a":123456789012345}', '"1234567890123456"']:
         assert not _risky(text), text
+
+
+def test_sixteen_digits_in_a_row_that_start_no_integer_are_not_risky() -> None:
+    digest = "ab" + "1234567890123456" * 2 + "cd"
+    assert not _risky(f'{{"hash":"{digest}","n":[1,2]}}')
+    assert _risky(f'{{"hash":"{digest}","n":[1,12345678901234567]}}')
+
+
+# NOTE: runs of 14 to 18 digits between separators, so both answers come up often.
+_PIECES = st.one_of(
+    st.sampled_from([":", ",", "[", "-", '"', "a"]), st.text("0123456789", min_size=14, max_size=18)
+)
+
+
+@given(st.lists(_PIECES, max_size=8).map("".join))
+def test_the_pass_over_the_bytes_agrees_with_the_patterns(text: str) -> None:
+    by_patterns = _LONG.search(text) is not None or _LONG_FIRST.match(text) is not None
+    assert _long_integer(text) == by_patterns
