@@ -40,7 +40,7 @@ from pathlib import Path
 from bench import loadgen, servers
 from bench.throughput import Plan, _ready, _timed, probe_exchange, probe_plain
 
-__all__ = ["Round", "Side", "imported_from", "main", "summary"]
+__all__ = ["Round", "Side", "main", "summary"]
 
 KINDS = ("plain", "exchange")
 
@@ -135,9 +135,7 @@ def _start(side: Side, n: int, work: Path, secret: str, cpus: frozenset[int] | N
     else:
         env = servers.host_env(side.root, data, secret)
         cmd = [*servers.gunicorn_cmd("host.web.wsgi:app", port, 1), "--chdir", str(side.root)]
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    # NOTE: a fresh prefix: every module imported is compiled and written there, by source path.
-    env["PYTHONPYCACHEPREFIX"] = str(work / f"pyc-{n}")
+    servers.bytecode_under(env, work / f"pyc-{n}")
     cwd = side.root or servers.ROOT
     server = servers.Server(side.label, cmd, port, env, cpus, work / f"server-{n}.log", cwd)
     return _Live(side, server, {}, work / f"pyc-{n}")
@@ -148,24 +146,9 @@ def _ready_as_built(live: _Live) -> None:
     port = live.server.port
     live.server.wait_ready(lambda: _ready(port), 60)
     if live.side.root is not None:
-        imported = imported_from(live.bytecode)
-        if imported != {live.side.root.resolve()}:
-            found = ", ".join(sorted(map(str, imported))) or "nowhere"
-            raise SystemExit(f"{live.side.label} runs the host from {found}, not {live.side.root}")
+        servers.check_imported(live.bytecode, live.side.root, live.side.label)
     live.work["plain"] = probe_plain(port)[0]
     live.work["exchange"] = probe_exchange(port)[0]
-
-
-def imported_from(prefix: Path) -> set[Path]:
-    """The checkouts whose ``host`` package a server imported, read from its bytecode prefix.
-
-    Python writes each module's bytecode under ``PYTHONPYCACHEPREFIX`` at its source's absolute
-    folder, so ``<prefix>/<checkout>/host/__init__.*.pyc`` names the checkout it came from.
-    """
-    return {
-        Path("/", *pyc.parent.relative_to(prefix).parts[:-1]).resolve()
-        for pyc in prefix.rglob("host/__init__.*.pyc")
-    }
 
 
 def _measure(lives: list[_Live], kinds: list[str], plan: Plan) -> None:

@@ -56,8 +56,10 @@ def count(tree: Path, kind: str, runs: tuple[int, int], scratch: Path) -> list[i
         "--chdir", str(tree), "--timeout", "900",
     ]  # fmt: skip
     env = servers.host_env(tree, data, "ab" * 32)
+    servers.bytecode_under(env, scratch / "pyc")
     with servers.Server(f"{tree} ({kind})", cmd, port, env, None, scratch / "log", tree) as server:
         server.wait_ready(lambda: _answers(port), _START_S)
+        servers.check_imported(scratch / "pyc", tree, server.name)
         work = probe_plain(port)[0] if kind == "plain" else probe_exchange(port)[0]
         loadgen.run_load(port, work, _WARM_UP, 1, _START_S)
         worker = servers.worker_pids(server.pid)[0]

@@ -29,10 +29,13 @@ __all__ = [
     "ROOT",
     "Server",
     "ServerError",
+    "bytecode_under",
+    "check_imported",
     "cpu_seconds",
     "free_port",
     "gunicorn_cmd",
     "host_env",
+    "imported_from",
     "kill_all",
     "rss_mb",
     "uvicorn_cmd",
@@ -115,6 +118,36 @@ def host_env(root: Path, data: Path, secret: str) -> dict[str, str]:
         HELPDESK_DB=str(data / "helpdesk.db"),
     )
     return env
+
+
+def bytecode_under(env: dict[str, str], prefix: Path) -> None:
+    """Have a server started with ``env`` write its modules' bytecode under ``prefix``.
+
+    Each module's goes at its source's absolute folder, so :func:`imported_from` can say where
+    the server imported the host from.
+    """
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(prefix)
+
+
+def imported_from(prefix: Path) -> set[Path]:
+    """The checkouts whose ``host`` package a server imported, read from its bytecode prefix.
+
+    Python writes each module's bytecode under ``PYTHONPYCACHEPREFIX`` at its source's absolute
+    folder, so ``<prefix>/<checkout>/host/__init__.*.pyc`` names the checkout it came from.
+    """
+    return {
+        Path("/", *pyc.parent.relative_to(prefix).parts[:-1]).resolve()
+        for pyc in prefix.rglob("host/__init__.*.pyc")
+    }
+
+
+def check_imported(prefix: Path, root: Path, name: str) -> None:
+    """Stop the benchmark unless the server ``name`` imported the host from ``root`` alone."""
+    imported = imported_from(prefix)
+    if imported != {root.resolve()}:
+        found = ", ".join(sorted(map(str, imported))) or "nowhere"
+        raise SystemExit(f"{name} runs the host from {found}, not {root}")
 
 
 def uvicorn_cmd(app: str, port: int, workers: int = 1) -> list[str]:

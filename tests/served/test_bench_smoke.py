@@ -219,7 +219,7 @@ def test_compare_serves_each_side_from_its_own_checkout() -> None:
     NOTE: gunicorn imports its worker class from the folder it starts in before it reads --chdir:
     a side started from this checkout ran this checkout's code, and the comparison measured one
     tree against itself while the check of the workers' folder passed. The check is now of the
-    modules imported (bench.compare.imported_from), and this test fails without the fix.
+    modules imported (bench.servers.imported_from), and this test fails without the fix.
     """
     before = _worktrees()
     done = subprocess.run(

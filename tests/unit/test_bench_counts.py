@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import compare, servers
+from bench import servers
 from bench.instructions import callgrind_total
 from bench.served_instructions import newest_dump
 
@@ -31,8 +31,8 @@ def test_the_bytecode_prefix_names_each_checkout_a_host_was_imported_from(tmp_pa
     (prefix / "srv/a/host/web/__init__.cpython-311.pyc").write_bytes(b"")
     (prefix / "venv/site").mkdir(parents=True)
     (prefix / "venv/site/other.cpython-311.pyc").write_bytes(b"")
-    assert compare.imported_from(prefix) == {Path("/srv/a").resolve(), Path("/srv/b").resolve()}
-    assert compare.imported_from(tmp_path / "nothing") == set()
+    assert servers.imported_from(prefix) == {Path("/srv/a").resolve(), Path("/srv/b").resolve()}
+    assert servers.imported_from(tmp_path / "nothing") == set()
 
 
 def test_a_host_is_served_with_its_own_checkout_and_none_of_the_callers_settings(
