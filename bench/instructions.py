@@ -29,7 +29,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-__all__ = ["callgrind_total", "count", "main", "per_call"]
+__all__ = ["callgrind_total", "command_line", "count", "main", "per_call"]
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = ROOT / ".venv" / "bin" / "python"
@@ -94,22 +94,35 @@ def per_call(tree: Path, kind: str) -> list[float]:
     return [(b - a) / extra for a, b in zip(short, long, strict=True)]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Print instructions per call for each tree and kind, and each tree's ratio to the first."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def command_line(doc: str, argv: list[str] | None) -> tuple[list[Path], list[str]] | None:
+    """A count's trees and kinds from its command line; None (said why) without valgrind.
+
+    Raises:
+        SystemExit: With the usage, for a kind that is neither plain nor exchange.
+    """
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("trees", nargs="+", type=Path, help="checkouts of the host to count")
     parser.add_argument("--kinds", default="plain,exchange", help="plain, exchange or both")
     args = parser.parse_args(argv)
-    if shutil.which("valgrind") is None:
-        print("bench/instructions.py needs valgrind (Debian's valgrind package)", file=sys.stderr)
-        return 2
     kinds = [k for k in args.kinds.split(",") if k]
     unknown = set(kinds) - set(CALLS)
     if unknown:
         parser.error(f"unknown kinds: {', '.join(sorted(unknown))} (plain, exchange)")
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        print("counting instructions needs valgrind (Debian's valgrind package)", file=sys.stderr)
+        return None
+    return args.trees, kinds
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print instructions per call for each tree and kind, and each tree's ratio to the first."""
+    asked = command_line(__doc__, argv)
+    if asked is None:
+        return 2
+    trees, kinds = asked
     for kind in kinds:
         first: float | None = None
-        for tree in args.trees:
+        for tree in trees:
             threads = per_call(tree.resolve(), kind)
             figure = sum(threads)
             first = first or figure

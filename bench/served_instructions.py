@@ -23,8 +23,6 @@ that saves switches (a handoff less) shows only in ``bench/compare.py``'s server
 
 from __future__ import annotations
 
-import argparse
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,7 +30,7 @@ import time
 from pathlib import Path
 
 from bench import loadgen, servers
-from bench.instructions import callgrind_total
+from bench.instructions import callgrind_total, command_line
 from bench.throughput import _ready, probe_exchange, probe_plain
 
 __all__ = ["count", "main", "newest_dump", "per_call"]
@@ -110,22 +108,13 @@ def per_call(tree: Path, kind: str) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     """Print instructions per call served for each tree and kind, and its ratio to the first."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("trees", nargs="+", type=Path, help="checkouts of the host to count")
-    parser.add_argument("--kinds", default="plain,exchange", help="plain, exchange or both")
-    args = parser.parse_args(argv)
-    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
-        print(
-            "bench.served_instructions needs valgrind (Debian's valgrind package)", file=sys.stderr
-        )
+    asked = command_line(__doc__, argv)
+    if asked is None:
         return 2
-    kinds = [k for k in args.kinds.split(",") if k]
-    unknown = set(kinds) - set(RUNS)
-    if unknown:
-        parser.error(f"unknown kinds: {', '.join(sorted(unknown))} (plain, exchange)")
+    trees, kinds = asked
     for kind in kinds:
         first: float | None = None
-        for tree in args.trees:
+        for tree in trees:
             figure = per_call(tree.resolve(), kind)
             first = first or figure
             print(f"{kind:8}  {figure / 1000:9,.1f}k instructions per call served"
