@@ -20,6 +20,10 @@ before. A connection whose last request was refused over one of its caller's lim
 its next request behind every other request (:meth:`host.serve.pool.RequestPool.between`), so a
 principal that floods past its limits waits for the other principals, not they for it.
 
+NOTE: ``POST /mcp`` is answered without gunicorn's per-request environ and response objects
+(:mod:`host.serve.direct`), a sixth of a plain call's server CPU; every other request goes
+through gunicorn's own path.
+
 NOTE: every request, on either path, is served through :class:`host.serve.drain.Drained`: a body
 the app did not read is drained (bounded) before the response, or the response says
 ``Connection: close``, so a kept-alive connection's next request always gets an answer.
@@ -33,6 +37,7 @@ from typing import Any
 from gunicorn.workers.gthread import ThreadWorker as _GthreadWorker
 
 from host.limits import take_refused
+from host.serve.direct import Direct
 from host.serve.drain import Drained, serving
 from host.serve.pool import RequestPool
 
@@ -50,12 +55,15 @@ class ThreadWorker(_GthreadWorker):  # type: ignore[misc]
         """Load the app, wrapped so that no request's unread body is left on its connection."""
         super().load_wsgi()
         self.wsgi: Any = Drained(self.wsgi)
+        self.direct = Direct(self)
 
     def handle_request(self, req: Any, conn: Any) -> Any:
-        """Serve one request, noted for :class:`host.serve.drain.Drained` (on every path)."""
+        """Serve one request, noted for :class:`host.serve.drain.Drained` (on every path):
+        ``POST /mcp`` by :class:`host.serve.direct.Direct`, the rest by gunicorn."""
         serving(req)
         try:
-            return super().handle_request(req, conn)
+            keep = self.direct.serve(req, conn)
+            return super().handle_request(req, conn) if keep is None else keep
         finally:
             serving(None)
 
