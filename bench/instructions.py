@@ -26,10 +26,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-__all__ = ["callgrind_total", "command_line", "count", "main", "per_call"]
+__all__ = ["callgrind_total", "command_line", "count", "main", "per_call", "report"]
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = ROOT / ".venv" / "bin" / "python"
@@ -114,22 +115,31 @@ def command_line(doc: str, argv: list[str] | None) -> tuple[list[Path], list[str
     return args.trees, kinds
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Print instructions per call for each tree and kind, and each tree's ratio to the first."""
-    asked = command_line(__doc__, argv)
+def report(
+    doc: str, argv: list[str] | None, count_of: Callable[[Path, str], list[float]], what: str = ""
+) -> int:
+    """Print ``count_of(tree, kind)`` per call for the trees and kinds asked, and each tree's
+    ratio to the first; ``count_of`` gives one figure, or one for each thread."""
+    asked = command_line(doc, argv)
     if asked is None:
         return 2
     trees, kinds = asked
     for kind in kinds:
         first: float | None = None
         for tree in trees:
-            threads = per_call(tree.resolve(), kind)
+            threads = count_of(tree.resolve(), kind)
             figure = sum(threads)
             first = first or figure
             apart = " + ".join(f"{t / 1000:,.1f}k" for t in threads)
-            print(f"{kind:8}  {figure / 1000:9,.1f}k instructions per call  x{figure / first:.3f}"
-                  f"  {tree}  (by thread: {apart})")  # fmt: skip
+            apart = f"  (by thread: {apart})" if len(threads) > 1 else ""
+            print(f"{kind:8}  {figure / 1000:9,.1f}k instructions per call{what}"
+                  f"  x{figure / first:.3f}  {tree}{apart}", flush=True)  # fmt: skip
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print instructions per call for each tree and kind, and each tree's ratio to the first."""
+    return report(__doc__, argv, per_call)
 
 
 if __name__ == "__main__":

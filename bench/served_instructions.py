@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from bench import loadgen, servers
-from bench.instructions import callgrind_total, command_line
+from bench.instructions import callgrind_total, report
 from bench.throughput import _ready, probe_exchange, probe_plain
 
 __all__ = ["count", "main", "newest_dump", "per_call"]
@@ -108,18 +108,7 @@ def per_call(tree: Path, kind: str) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     """Print instructions per call served for each tree and kind, and its ratio to the first."""
-    asked = command_line(__doc__, argv)
-    if asked is None:
-        return 2
-    trees, kinds = asked
-    for kind in kinds:
-        first: float | None = None
-        for tree in trees:
-            figure = per_call(tree.resolve(), kind)
-            first = first or figure
-            print(f"{kind:8}  {figure / 1000:9,.1f}k instructions per call served"
-                  f"  x{figure / first:.3f}  {tree}", flush=True)  # fmt: skip
-    return 0
+    return report(__doc__, argv, lambda tree, kind: [per_call(tree, kind)], " served")
 
 
 if __name__ == "__main__":
