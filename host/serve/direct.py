@@ -18,7 +18,6 @@ none.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import time
@@ -30,8 +29,6 @@ from gunicorn import SERVER, util
 from gunicorn.http import wsgi
 
 __all__ = ["Direct"]
-
-log = logging.getLogger("host.serve")
 
 #: RFC 9110's token (a header's name) and field value (no control character but tab).
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
@@ -74,7 +71,7 @@ class Direct:
         worker = self.worker
         worker.nr += 1
         if worker.nr >= worker.max_requests and worker.alive:
-            log.info("Autorestarting worker after current request.")
+            worker.log.info("Autorestarting worker after current request.")
             worker.alive = False
         started: list[Any] = []
         written: list[bytes] = []
@@ -189,7 +186,7 @@ class Direct:
             resp.close()
         except Exception:
             if resp.headers_sent:
-                log.exception("Error handling request")
+                self.worker.log.exception("Error handling request")
                 util.close_graceful(conn.sock)
                 raise StopIteration() from None
             raise

@@ -41,7 +41,8 @@ def _cfg() -> Config:
 class _Worker:
     def __init__(self, app: Any = None) -> None:
         self.cfg = _cfg()
-        self.log = SimpleNamespace(access_log_enabled=False)
+        self.log = SimpleNamespace(access_log_enabled=False, lines=[])
+        self.log.info = self.log.lines.append
         self.wsgi = app
         self.alive = True
         self.nr = 0
@@ -184,3 +185,18 @@ def test_a_streamed_answer_is_written_by_gunicorns_response(pair: list[socket.so
     while not data.endswith(b"0\r\n\r\n"):
         data += a.recv(65536)
     assert b"Transfer-Encoding: chunked" in data and b"data: {}\n\n" in data
+
+
+def test_the_request_that_reaches_max_requests_closes_and_stops_the_worker(
+    pair: list[socket.socket],
+) -> None:
+    req, a, b = _request(b"POST /mcp HTTP/1.1\r\nHost: h\r\nContent-Length: {n}")
+    pair += [a, b]
+    worker = _Worker(_app("200 OK", [("content-type", "application/json")], [b"{}"]))
+    worker.max_requests = 1
+    conn = SimpleNamespace(sock=b, client=CLIENT, server=SERVER)
+    assert Direct(worker).serve(req, conn) is False
+    assert b"Connection: close\r\n" in _read(a)
+    assert worker.alive is False and worker.log.lines == [
+        "Autorestarting worker after current request."
+    ]
