@@ -22,6 +22,7 @@ from host.machine.steps import QuestionStep, ReadStep
 from host.machine.timing import DEFAULT_ACT_S, DEFAULT_READ_S
 from host.machine.types import Ending
 from host.machine.url_ask import UrlAskStep
+from host.spec import memo
 from host.spec.model import (
     Act,
     Approve,
@@ -66,7 +67,7 @@ def compile_project(project: Project) -> dict[str, Machine]:
     # NOTE: tools share handlers (a read like get_ticket in most of them): each is imported and
     # its signature read once per project, not once per step.
     loaded: dict[str, Handler] = {}
-    return {
+    machines = {
         tool.name: compile_tool(
             tool,
             project.handlers_dir,
@@ -76,6 +77,10 @@ def compile_project(project: Project) -> dict[str, Machine]:
         )
         for tool in project.tools
     }
+    # NOTE: what the check and this compile remembered of the specs' texts (syntax trees, most
+    # of it) serves no call: a worker would keep it for as long as it serves.
+    memo.release()
+    return machines
 
 
 def compile_tool(
@@ -128,9 +133,9 @@ def compile_tool(
         steps=tuple(steps),
         act=act,
         returns=returns,
-        scopes=frozenset((*server_scopes, *tool.scopes)),
+        scopes=memo.one(frozenset((*server_scopes, *tool.scopes))),
         act_timeout_s=act_limit,
-        audit_redact=frozenset(tool.audit_redact),
+        audit_redact=memo.one(frozenset(tool.audit_redact)),
         result=None if act is not None or tool.result is None else compile_result(tool.result),
         last_read=last_read,
         definition=definition_digest(tool),
@@ -149,7 +154,7 @@ def _asking(step: Ask | Confirm | Approve) -> QuestionStep | ApproveStep | UrlAs
 
 
 def _read(step: Read, handler: Handler, timeouts: Timeouts) -> ReadStep:
-    deps = frozenset(handler.required + handler.optional) - {"ctx"}
+    deps = memo.one(frozenset(handler.required + handler.optional) - {"ctx"})
     missing = compile_text(step.missing) if step.missing is not None else None
     limit = step.timeout_s or timeouts.read_s or DEFAULT_READ_S
     return ReadStep(step.name, handler, missing, deps, limit)
@@ -199,8 +204,8 @@ def _approve(step: Approve) -> ApproveStep:
         wait_s=step.wait_s,
         expires_s=step.expires_s,
         endings=endings,
-        deps=frozenset(deps) - {step.name, "caller"},
-        outputs=frozenset({step.name}),
+        deps=memo.one(frozenset(deps) - {step.name, "caller"}),
+        outputs=memo.one(frozenset({step.name})),
         remember=remember,
     )
 
@@ -215,7 +220,7 @@ def _url_ask(step: Ask) -> UrlAskStep:
         endings=question.endings,
         deps=question.deps,
         outputs=question.outputs,
-        secrets=frozenset(f.name for f in step.fields if f.secret),
+        secrets=memo.one(frozenset(f.name for f in step.fields if f.secret)),
         wait_s=step.wait_s,
     )
 
@@ -248,7 +253,7 @@ def _question(step: Ask | Confirm) -> QuestionStep:
     if isinstance(step, Confirm) and step.remember is not None:
         remember, key_deps = _remember(step.remember)
         deps |= key_deps
-    outputs = frozenset({step.name, *(f.name for f in fields)})
+    outputs = memo.one(frozenset({step.name, *(f.name for f in fields)}))
     return QuestionStep(
         name=step.name,
         confirm=isinstance(step, Confirm),
@@ -256,7 +261,7 @@ def _question(step: Ask | Confirm) -> QuestionStep:
         when=when,
         form=form,
         endings=endings,
-        deps=frozenset(deps) - outputs,
+        deps=memo.one(frozenset(deps) - outputs),
         outputs=outputs,
         remember=remember,
     )

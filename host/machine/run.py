@@ -33,6 +33,7 @@ from host.machine.types import (
     Question,
 )
 from host.machine.url_ask import UrlAskStep
+from host.spec import memo
 from host.spec.model import Returns
 from host.spec.templates import Renderer
 
@@ -92,8 +93,9 @@ class Machine(Handling):
         self.scopes = scopes
         self.act_timeout_s = act_timeout_s
         # NOTE: whatever a URL ask's page received is never shown: every field is redacted.
-        self.audit_redact = audit_redact | frozenset(
-            f for s in steps if isinstance(s, UrlAskStep) for f in s.fields
+        self.audit_redact = memo.one(
+            audit_redact
+            | frozenset(f for s in steps if isinstance(s, UrlAskStep) for f in s.fields)
         )
         self.title = title
         self.description = description
@@ -112,12 +114,12 @@ class Machine(Handling):
         )
         self.approves = any(isinstance(s, ApproveStep) for s in steps)
         self._form_fields = {
-            s.name: frozenset(s.form.schema["properties"])
+            s.name: memo.one(frozenset(s.form.schema["properties"]))
             for s in steps
             if isinstance(s, QuestionStep)
         }
         self._validator = SchemaCheck(input_schema)
-        self._fields = frozenset(input_schema.get("properties", {}))
+        self._fields = memo.one(frozenset(input_schema.get("properties", {})))
         self._defaults = _defaults_of(input_schema)
         self._described = self._describe()
 

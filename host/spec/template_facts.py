@@ -8,10 +8,10 @@ validate time, from the same parse the compiler uses.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from jinja2 import TemplateSyntaxError, nodes
 
+from host.spec.memo import memo
 from host.spec.rulebook import did_you_mean
 from host.spec.templates import ENV, parsed
 
@@ -21,7 +21,7 @@ _DEFAULT_FILTERS = frozenset({"default", "d"})
 _DEFINED_TESTS = frozenset({"defined", "undefined"})
 
 
-@lru_cache(maxsize=4096)
+@memo(4096)
 def unknown_callables(source: str, *, expression: bool = False) -> tuple[str, ...]:
     """One message per filter or test the template uses that Jinja does not have.
 
@@ -43,7 +43,7 @@ def unknown_callables(source: str, *, expression: bool = False) -> tuple[str, ..
     return tuple(dict.fromkeys(found))
 
 
-@lru_cache(maxsize=4096)
+@memo(4096)
 def guarded_names(source: str, *, expression: bool = False) -> frozenset[str]:
     """Names the template checks before trusting: ``x is defined`` or ``x | default(...)``.
 

@@ -18,6 +18,8 @@ from jinja2.environment import TemplateExpression
 from jinja2.idtracking import VAR_LOAD_RESOLVE, symbols_for_node
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from host.spec.memo import memo
+
 __all__ = [
     "ENV",
     "Renderer",
@@ -64,7 +66,7 @@ def names(source: str, *, expression: bool = False) -> set[str]:
 
 # NOTE: the checker and the compiler both ask for every template's names, and generated or
 # copied specs repeat the same texts: parsing each distinct text once halves start-up.
-@lru_cache(maxsize=4096)
+@memo(4096)
 def _names(source: str, expression: bool) -> frozenset[str]:
     tree = parsed(source, expression=expression)
     if _flat(tree):
@@ -109,7 +111,7 @@ def _flat(tree: nodes.Template) -> bool:
     return True
 
 
-@lru_cache(maxsize=4096)
+@memo(4096)
 def parsed(source: str, *, expression: bool = False) -> nodes.Template:
     """The syntax tree of a template (or a bare expression), parsed once; callers only read it.
 

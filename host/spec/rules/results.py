@@ -9,7 +9,6 @@ default when none is written) carries no structured content, and a mapping must 
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -17,6 +16,7 @@ from jsonschema.exceptions import ValidationError
 
 from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
+from host.spec.memo import memo
 from host.spec.model import Act, Ask, Confirm
 from host.spec.rulebook import error
 from host.spec.rules.facts import ToolFacts
@@ -66,7 +66,7 @@ def check_results(facts: ToolFacts) -> list[Diagnostic]:
     return found
 
 
-@lru_cache(maxsize=256)
+@memo(256)
 def _validator(text: str) -> Draft202012Validator | None:
     """A validator of the output schema (cached by its text: generated specs repeat it)."""
     schema = json.loads(text)
@@ -139,7 +139,7 @@ class _Text(str):
     """A text whose content is known only once its template is rendered."""
 
 
-@lru_cache(maxsize=4096)
+@memo(4096)
 def _problems(schema: str, marked: str) -> tuple[tuple[tuple[Any, ...], str | None, str], ...]:
     """(path, extra key, message) of each way the marked result breaks the output schema."""
     validator = _validator(schema)

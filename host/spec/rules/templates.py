@@ -12,13 +12,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import replace
-from functools import lru_cache
 from typing import Any
 
 from jinja2 import TemplateSyntaxError
 
 from host.spec.build import ToolDoc
 from host.spec.diagnostics import Diagnostic
+from host.spec.memo import memo
 from host.spec.model import Act, Approve, Ask, Confirm, Read
 from host.spec.rulebook import did_you_mean, error, one_of
 from host.spec.rules.facts import ToolFacts
@@ -96,7 +96,7 @@ def _strings(value: Any, path: YPath) -> Iterator[tuple[YPath, str]]:
             yield from _strings(item, (*path, i))
 
 
-@lru_cache(maxsize=8192)
+@memo(8192)
 def used_names(source: str, *, expression: bool = False, result: bool = False) -> frozenset[str]:
     """The names a template reads (cached: the same texts recur across tools).
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from typing import Any
 
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -42,6 +43,10 @@ def _implicit_null(node: Node) -> bool:
         and node.value == ""
         and str(node.tag) == _NULL
     )
+
+
+#: The longest text interned: a description is seldom written twice.
+_SHORT = 64
 
 
 class Builder:
@@ -166,7 +171,8 @@ class Builder:
                 continue
             if merged:
                 continue  # NOTE: the rest belongs to the next document (or step), not this one
-            key = str(key_node.value)
+            # NOTE: interned: a worker keeps every tool's spec, whose keys repeat in every tool.
+            key = sys.intern(str(key_node.value))
             if flow and previous is not None and _implicit_null(value_node):
                 text = str(previous_node.value) if isinstance(previous_node, ScalarNode) else ""
                 self.problems.append(_comma(file, mark, key, previous, text))
@@ -186,7 +192,8 @@ class Builder:
         tag = str(node.tag)
         text = str(node.value)
         if tag == _STR:
-            return text
+            # NOTE: short texts (types, names, scopes) repeat across tools too: one copy each.
+            return sys.intern(text) if len(text) <= _SHORT else text
         if tag == _NULL:
             return None
         if tag == _BOOL:
