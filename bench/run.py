@@ -13,7 +13,8 @@ Each ratio is taken against a baseline measured in the same run, on the same mac
   same two tools over the same SQLite handlers, in its fastest configuration (JSON responses,
   stateless) and its default one;
 - the ceiling: a bare Falcon endpoint under the host's gunicorn settings that only parses the
-  JSON-RPC body and answers a same-sized result (``bench/ceiling.py``).
+  JSON-RPC body and answers a same-sized result (``bench/ceiling.py``);
+- the instructions the performance issue's base revision runs per call (``bench/counted.py``).
 
 With two or more CPUs the server under test is pinned to the first and the load generator
 (``bench/loadgen.py``, raw keep-alive sockets, 16 connections) to the second; the host with two
@@ -44,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import scale, servers  # noqa: E402
+from bench import counted, scale, servers  # noqa: E402
 from bench.ceiling import DEFAULT_SIZES  # noqa: E402
 from bench.prices import STUBBED  # noqa: E402
 from bench.report import Check  # noqa: E402
@@ -54,7 +55,7 @@ __all__ = ["FULL", "QUICK", "SERVERS", "main"]
 
 FULL = Plan(calls=6_000, exchanges=2_000, warmup=300, rounds=3)
 QUICK = Plan(calls=200, exchanges=60, warmup=30, rounds=1, timeout=30.0)
-SECTIONS = ("throughput", "machinery", "scale")
+SECTIONS = ("throughput", "machinery", "scale", "instructions")
 #: Every server the throughput section can measure, by label (``--servers`` picks some); the
 #: Python parser's runs are there only when gunicorn's C parser is installed.
 SERVERS = (
@@ -118,6 +119,8 @@ class Bench:
         self.scale_runs: list[scale.ScaleRun] = []
         self.validate: dict[str, Any] | None = None
         self.validate_error: str | None = None
+        self.instructions: dict[str, Any] | None = None
+        self.instructions_error: str | None = None
         self.errors: list[str] = []
 
     # -- environments ------------------------------------------------------------------------
@@ -336,8 +339,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--sections",
         type=_names,
-        default=list(SECTIONS),
-        help=f"comma-separated subset of {','.join(SECTIONS)}",
+        default=None,
+        help=f"comma-separated subset of {','.join(SECTIONS)} (--quick: all but instructions)",
     )
     parser.add_argument(
         "--servers",
@@ -353,6 +356,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", help="also write every raw figure to this JSON file")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory and logs")
     args = parser.parse_args(argv)
+    if args.sections is None:
+        args.sections = [s for s in SECTIONS if not (args.quick and s == "instructions")]
     unknown = [s for s in args.sections if s not in SECTIONS]
     if unknown:
         parser.error(f"unknown section(s) {unknown}; choose from {', '.join(SECTIONS)}")
@@ -383,6 +388,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "scale" in bench.sections:
             print("scale with the number of tools:", file=sys.stderr)
             bench.scale_section()
+        if "instructions" in bench.sections:
+            print("instructions per call, under callgrind (some five minutes) ...", file=sys.stderr)
+            bench.instructions, bench.instructions_error = counted.measure(bench.work)
     finally:
         servers.kill_all()
     from bench.verdicts import render
@@ -428,6 +436,8 @@ def _raw(bench: Bench) -> dict[str, Any]:
         "scale": [asdict(r) for r in bench.scale_runs],
         "validate": bench.validate,
         "validate_error": bench.validate_error,
+        "instructions": bench.instructions,
+        "instructions_error": bench.instructions_error,
         "checks": [asdict(c) for c in bench.checks()],
         "notes": bench.notes,
         "errors": bench.errors,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import platform
 from typing import TYPE_CHECKING, Any
 
+from bench import counted
 from bench.prices import ALL, FSYNC, STUBBED
 from bench.report import Check, table
 
@@ -138,6 +139,28 @@ def _machinery_cpu(
     return Check(name, rest, "µs", target, rest <= most, note)
 
 
+def _instructions(bench: Bench) -> list[Check]:
+    """Instructions per call in process against the issue's base revision: at most 60% of it."""
+    found = bench.instructions or {}
+    counts, base = found.get("counts") or {}, found.get("base", counted.BASE)
+    checks = []
+    for kind, label in (("plain", "plain call"), ("exchange", "exchange")):
+        name, target = f"instructions per {label}: this / {base}", f"<= {counted.TARGET}"
+        threads = counts.get(kind)
+        if not threads:
+            note = bench.instructions_error or "the instructions section did not run"
+            checks.append(Check(name, None, "x", target, None, note))
+            continue
+        this, was = sum(threads["this"]), sum(threads["base"])
+        ratio = this / was
+        note = (
+            f"{this / 1000:,.1f}k against {was / 1000:,.1f}k; the request's thread "
+            f"{threads['this'][0] / 1000:,.1f}k against {threads['base'][0] / 1000:,.1f}k"
+        )
+        checks.append(Check(name, ratio, "x", target, ratio <= counted.TARGET, note))
+    return checks
+
+
 def _served_prices(bench: Bench) -> list[Check]:
     """What the guarantees cost served: the host's server CPU less that of the host without them."""
     checks = []
@@ -194,6 +217,7 @@ def build_checks(bench: Bench) -> list[Check]:
             checks.append(_versus(f"host 2 workers --pin-workers / unpinned, {kind}", each,
                                   _m(bench, two, kind)))  # fmt: skip
     checks += _machinery(bench)
+    checks += _instructions(bench)
     checks += _served_prices(bench)
     return checks + scale_checks(bench)
 

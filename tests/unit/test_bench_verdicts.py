@@ -1,15 +1,20 @@
-"""The machinery's CPU target is held with the durable commits' fsync priced apart, as asked.
+"""Issue 43's verdicts as the run prints them: the machinery, and the instructions counted.
 
 Issue 43 states the machinery targets by CPU "the fsync priced apart": the fsync's own price
-(what it adds in paired rounds, :mod:`bench.prices`) is shown beside the figure, not in it.
+(what it adds in paired rounds, :mod:`bench.prices`) is shown beside the figure, not in it. Its
+instruction target is 60% of what its base revision runs, counted in the same run.
 """
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
 
-from bench import verdicts
+import pytest
+
+from bench import counted, run, verdicts
 from bench.prices import FSYNC
 
 
@@ -45,3 +50,49 @@ def test_a_plain_call_has_no_fsync_to_take_away() -> None:
     check = _checks(1000.0, None)["host machinery per plain call (CPU, fsync apart)"]
     # NOTE: a negative price (noise: a plain call commits nothing durably) takes nothing away.
     assert (check.value, check.ok, check.target) == (120.0, True, "<= 170 µs")
+
+
+def _counted(counts: dict[str, Any] | None, error: str | None = None) -> dict[str, Any]:
+    bench = SimpleNamespace(instructions=counts, instructions_error=error)
+    return {c.name: c for c in verdicts._instructions(cast(Any, bench))}
+
+
+def test_instructions_are_held_to_sixty_percent_of_the_base_with_the_request_thread_shown() -> None:
+    counts = {
+        "base": "f439c5e",
+        "counts": {
+            "plain": {
+                "base": [700_000.0, 40_000.0, 160_000.0],
+                "this": [420_000.0, 0.0, 120_000.0],
+            },
+            "exchange": {"base": [2_000_000.0, 1_000_000.0], "this": [2_000_000.0, 900_000.0]},
+        },
+    }
+    checks = _counted(counts)
+    plain = checks["instructions per plain call: this / f439c5e"]
+    assert (plain.value, plain.ok, plain.target) == (0.6, True, "<= 0.6")
+    assert plain.note == ("540.0k against 900.0k; the request's thread 420.0k against 700.0k")
+    exchange = checks["instructions per exchange: this / f439c5e"]
+    assert (round(exchange.value or 0, 3), exchange.ok) == (0.967, False)
+
+
+def test_instructions_not_counted_say_why() -> None:
+    checks = _counted(None, "needs valgrind (Debian's valgrind package)")
+    check = checks["instructions per plain call: this / f439c5e"]
+    assert (check.value, check.ok) == (None, None)
+    assert check.note == "needs valgrind (Debian's valgrind package)"
+
+
+def test_a_base_the_clone_does_not_have_is_an_error_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: f"/usr/bin/{name}")
+    found, error = counted.measure(tmp_path, base="no-such-revision-" + "0" * 8)
+    assert found is None
+    assert error is not None and error.startswith("git worktree add no-such-revision-")
+
+
+def test_a_quick_run_leaves_the_instructions_out_unless_asked() -> None:
+    assert "instructions" not in run._parse(["--quick"]).sections
+    assert "instructions" in run._parse([]).sections
+    assert run._parse(["--quick", "--sections", "instructions"]).sections == ["instructions"]
