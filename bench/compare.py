@@ -40,7 +40,7 @@ from pathlib import Path
 from bench import loadgen, servers
 from bench.throughput import Plan, _ready, _timed, probe_exchange, probe_plain
 
-__all__ = ["Round", "Side", "main", "summary"]
+__all__ = ["Round", "Side", "in_order", "main", "summary"]
 
 KINDS = ("plain", "exchange")
 
@@ -165,6 +165,16 @@ def _measure(lives: list[_Live], kinds: list[str], plan: Plan) -> None:
                 )
 
 
+def in_order(text: str) -> list[str]:
+    """The workloads ``--kinds`` names, plain calls first however written; [] for a stranger.
+
+    NOTE: each exchange adds to the example's outbox, which ``list_outbox`` returns whole: plain
+    rounds measured after 16,000 exchanges ran at 53 calls/s.
+    """
+    asked = {k for k in text.split(",") if k}
+    return [k for k in KINDS if k in asked] if asked <= set(KINDS) else []
+
+
 def main(argv: list[str] | None = None) -> None:
     """Serve every side, run the rounds, print the summary."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -176,8 +186,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--exchanges", type=int, default=800, help="exchanges per round (800)")
     parser.add_argument("--kinds", default="plain,exchange", help="plain, exchange or both")
     args = parser.parse_args(argv)
-    kinds = [k for k in args.kinds.split(",") if k]
-    if not set(kinds) <= set(KINDS) or len(args.sides) < 2:
+    kinds = in_order(args.kinds)
+    if not kinds or len(args.sides) < 2:
         parser.error("give at least two sides, and --kinds among plain and exchange")
     cpus = sorted(servers.ALL_CPUS)
     server_cpus = frozenset(cpus[:1]) if len(cpus) >= 2 else None

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from bench import servers
+from bench.compare import in_order
 from bench.instructions import callgrind_total
 from bench.served_instructions import newest_dump
 
@@ -87,3 +88,12 @@ def test_a_dump_still_being_written_is_waited_for(tmp_path: Path) -> None:
 def test_no_dump_is_an_error_that_names_the_process(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="process 9 in"):
         newest_dump(tmp_path, 9, wait_s=0.1)
+
+
+def test_compare_measures_plain_calls_before_exchanges_however_asked() -> None:
+    # NOTE: each exchange adds to the example's outbox, which list_outbox returns whole.
+    assert in_order("exchange,plain") == ["plain", "exchange"]
+    assert in_order("exchange") == ["exchange"]
+    assert in_order("plain,,plain") == ["plain"]
+    assert in_order("plain,exchanges") == []
+    assert in_order("") == []
