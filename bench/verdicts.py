@@ -135,6 +135,8 @@ def _machinery_cpu(
     note = (
         f"{cpu:,.0f} µs by CPU, of which the durable commits' fsync {cpu_us:,.0f} "
         f"(its wall time {wall_us:,.0f})"
+        if cpu_us
+        else f"{cpu:,.0f} µs by CPU; no durable commit to take away (its price: noise)"
     )
     return Check(name, rest, "µs", target, rest <= most, note)
 

@@ -50,6 +50,7 @@ def test_a_plain_call_has_no_fsync_to_take_away() -> None:
     check = _checks(1000.0, None)["host machinery per plain call (CPU, fsync apart)"]
     # NOTE: a negative price (noise: a plain call commits nothing durably) takes nothing away.
     assert (check.value, check.ok, check.target) == (120.0, True, "<= 170 µs")
+    assert check.note == "120 µs by CPU; no durable commit to take away (its price: noise)"
 
 
 def _counted(counts: dict[str, Any] | None, error: str | None = None) -> dict[str, Any]:
